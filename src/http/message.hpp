@@ -1,0 +1,74 @@
+#pragma once
+
+#include <boost/json/value.hpp>
+
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+// Plain request/response types: handlers see these, never Beast, so that only server.cpp pays
+// for Beast's headers.
+namespace schemagate::http {
+
+struct Header {
+  std::string name;
+  std::string value;
+};
+
+struct Request {
+  std::string method;  // upper case, as sent
+  std::string target;  // path and query, as sent
+  std::string path;    // the path as sent, without the query (params are decoded)
+  std::vector<std::pair<std::string, std::string>> query;  // decoded, in order
+  std::vector<Header> headers;
+  std::string body;
+  std::map<std::string, std::string, std::less<>> path_params;  // filled by the router
+  std::string remote_address;
+
+  // Case-insensitive lookup of the first header with this name.
+  std::optional<std::string_view> header(std::string_view name) const;
+  std::optional<std::string_view> query_param(std::string_view name) const;
+  const std::string& param(std::string_view name) const;  // a path parameter; throws if absent
+};
+
+struct Response {
+  int status = 200;
+  std::vector<Header> headers;
+  std::string body;
+
+  Response& set_header(std::string name, std::string value);
+  std::optional<std::string_view> header(std::string_view name) const;
+
+  static Response json(int status, const boost::json::value& body);
+  static Response text(int status, std::string body, std::string content_type = "text/plain");
+};
+
+// Thrown by handlers and by the server itself; rendered as {"error":{"code","message","details"?}}
+// with the given HTTP status. `code` is one of the external contract's names (InvalidInput,
+// NotFound, ...).
+class Error : public std::runtime_error {
+ public:
+  Error(int status, std::string code, std::string message,
+        std::optional<boost::json::value> details = std::nullopt)
+      : std::runtime_error(std::move(message)),
+        status_(status),
+        code_(std::move(code)),
+        details_(std::move(details)) {}
+  int status() const { return status_; }
+  const std::string& code() const { return code_; }
+  const std::optional<boost::json::value>& details() const { return details_; }
+  std::vector<Header> extra_headers;  // e.g. Allow on 405, Retry-After on 429
+
+ private:
+  int status_;
+  std::string code_;
+  std::optional<boost::json::value> details_;
+};
+
+Response error_response(const Error& e);
+
+}  // namespace schemagate::http

@@ -1,0 +1,372 @@
+#include "http/server.hpp"
+
+#include "util/clock.hpp"
+#include "util/log.hpp"
+#include "util/metrics.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <boost/json/serialize.hpp>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <mutex>
+#include <set>
+#include <thread>
+
+namespace schemagate::http {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
+
+// One accepted connection, as seen by shutdown: it may be closed at once only while it waits
+// for the first byte of its next request.
+struct Connection {
+  asio::any_io_executor executor;
+  bool idle = false;   // touched only on executor
+  bool alive = true;   // touched only on executor
+  std::function<void()> cancel;  // closes the socket; valid while alive
+};
+
+std::vector<std::pair<std::string, std::string>> parse_query(std::string_view q) {
+  std::vector<std::pair<std::string, std::string>> out;
+  while (!q.empty()) {
+    const auto amp = q.find('&');
+    const auto part = q.substr(0, amp);
+    if (!part.empty()) {
+      const auto eq = part.find('=');
+      out.emplace_back(percent_decode(part.substr(0, eq), true),
+                       eq == std::string_view::npos ? std::string()
+                                                    : percent_decode(part.substr(eq + 1), true));
+    }
+    if (amp == std::string_view::npos) break;
+    q.remove_prefix(amp + 1);
+  }
+  return out;
+}
+
+}  // namespace
+
+struct Server::Impl {
+  Impl(const Router& r, util::MetricsRegistry& m, ServerOptions o)
+      : router(r),
+        options(std::move(o)),
+        ioc(static_cast<int>(thread_count())),
+        acceptor(ioc),
+        signals(ioc),
+        grace_timer(ioc),
+        requests(m.counter("schemagate_http_requests_total", "HTTP requests served",
+                           {"method", "route", "status"})),
+        latency(m.histogram("schemagate_http_request_duration_seconds",
+                            "Time from a request's last byte read to its response queued",
+                            {"route"},
+                            {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+                             1, 2.5, 5, 10})) {}
+
+  unsigned thread_count() const {
+    if (options.threads) return options.threads;
+    const unsigned hc = std::thread::hardware_concurrency();
+    return hc ? hc : 1;
+  }
+
+  const Router& router;
+  ServerOptions options;
+  asio::io_context ioc;
+  tcp::acceptor acceptor;
+  asio::signal_set signals;
+  asio::steady_timer grace_timer;
+  std::optional<asio::ssl::context> tls;
+  util::MetricsRegistry::CounterFamily& requests;
+  util::MetricsRegistry::HistogramFamily& latency;
+
+  std::atomic<bool> stopping{false};
+  std::mutex conns_mu;
+  std::set<std::shared_ptr<Connection>> conns;
+
+  void load_tls() {
+    if (!options.tls) return;
+    tls.emplace(asio::ssl::context::tls_server);
+    tls->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                     asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
+                     asio::ssl::context::no_tlsv1_1);
+    boost::system::error_code ec;
+    tls->use_certificate_chain_file(options.tls->certificate_chain, ec);
+    if (ec) {
+      throw std::runtime_error("cannot load TLS certificate chain " +
+                               options.tls->certificate_chain + ": " + ec.message());
+    }
+    tls->use_private_key_file(options.tls->private_key, asio::ssl::context::pem, ec);
+    if (ec) {
+      throw std::runtime_error("cannot load TLS private key " + options.tls->private_key + ": " +
+                               ec.message());
+    }
+  }
+
+  unsigned short listen() {
+    load_tls();
+    boost::system::error_code ec;
+    const auto address = asio::ip::make_address(options.host, ec);
+    if (ec) throw std::runtime_error("invalid listen address '" + options.host + "'");
+    const tcp::endpoint ep(address, options.port);
+    auto fail = [&](const char* what) {
+      throw std::runtime_error(std::string("cannot ") + what + " " + options.host + ":" +
+                               std::to_string(options.port) + ": " + ec.message());
+    };
+    acceptor.open(ep.protocol(), ec);
+    if (ec) fail("open");
+    acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+    acceptor.bind(ep, ec);
+    if (ec) fail("bind");
+    acceptor.listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) fail("listen on");
+    const auto port = acceptor.local_endpoint().port();
+    spdlog::info("listening on {}://{}:{}", tls ? "https" : "http",
+                 address.is_v6() ? "[" + options.host + "]" : options.host, port);
+    return port;
+  }
+
+  void run() {
+    if (options.handle_signals) {
+      signals.add(SIGINT);
+      signals.add(SIGTERM);
+      signals.async_wait([this](const boost::system::error_code& ec, int sig) {
+        if (ec) return;
+        spdlog::info("received signal {}, shutting down", sig);
+        begin_shutdown();
+      });
+    }
+    asio::co_spawn(ioc, accept_loop(), asio::detached);
+    std::vector<std::thread> workers;
+    for (unsigned i = 1; i < thread_count(); ++i) workers.emplace_back([this] { ioc.run(); });
+    ioc.run();
+    for (auto& w : workers) w.join();
+    spdlog::info("server stopped");
+  }
+
+  void begin_shutdown() {
+    asio::post(ioc, [this] {
+      if (stopping.exchange(true)) return;
+      boost::system::error_code ignored;
+      acceptor.close(ignored);
+      signals.cancel(ignored);
+      std::set<std::shared_ptr<Connection>> snapshot;
+      {
+        std::lock_guard lock(conns_mu);
+        snapshot = conns;
+      }
+      for (const auto& c : snapshot) {
+        asio::post(c->executor, [c] {
+          if (c->alive && c->idle && c->cancel) c->cancel();
+        });
+      }
+      grace_timer.expires_after(options.shutdown_grace);
+      grace_timer.async_wait([this](const boost::system::error_code& ec) {
+        if (ec) return;
+        spdlog::warn("shutdown grace period over; closing remaining connections");
+        ioc.stop();
+      });
+      maybe_finish();
+    });
+  }
+
+  void maybe_finish() {
+    std::lock_guard lock(conns_mu);
+    if (stopping && conns.empty()) grace_timer.cancel();
+  }
+
+  asio::awaitable<void> accept_loop() {
+    for (;;) {
+      auto [ec, socket] = co_await acceptor.async_accept(asio::make_strand(ioc), kTuple);
+      if (ec) {
+        if (ec == asio::error::operation_aborted || stopping) co_return;
+        spdlog::warn("accept failed: {}", ec.message());
+        continue;
+      }
+      auto conn = std::make_shared<Connection>();
+      conn->executor = socket.get_executor();
+      {
+        std::lock_guard lock(conns_mu);
+        conns.insert(conn);
+      }
+      asio::co_spawn(conn->executor, serve_connection(std::move(socket), conn), asio::detached);
+    }
+  }
+
+  asio::awaitable<void> serve_connection(tcp::socket socket, std::shared_ptr<Connection> conn) {
+    std::string remote;
+    {
+      boost::system::error_code ec;
+      const auto ep = socket.remote_endpoint(ec);
+      if (!ec) remote = ep.address().to_string() + ":" + std::to_string(ep.port());
+    }
+    try {
+      if (tls) {
+        beast::ssl_stream<beast::tcp_stream> stream(std::move(socket), *tls);
+        beast::get_lowest_layer(stream).expires_after(options.idle_timeout);
+        auto [ec] = co_await stream.async_handshake(asio::ssl::stream_base::server, kTuple);
+        if (!ec) {
+          co_await session(stream, *conn, remote);
+          beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(5));
+          co_await stream.async_shutdown(kTuple);
+        }
+      } else {
+        beast::tcp_stream stream(std::move(socket));
+        co_await session(stream, *conn, remote);
+        boost::system::error_code ignored;
+        stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+      }
+    } catch (const std::exception& e) {
+      spdlog::error("connection {} failed: {}", remote, e.what());
+    }
+    conn->alive = false;
+    conn->cancel = nullptr;
+    {
+      std::lock_guard lock(conns_mu);
+      conns.erase(conn);
+    }
+    if (stopping) asio::post(ioc, [this] { maybe_finish(); });
+  }
+
+  template <class Stream>
+  asio::awaitable<void> session(Stream& stream, Connection& conn, const std::string& remote) {
+    auto& lowest = beast::get_lowest_layer(stream);
+    conn.cancel = [&lowest] { lowest.cancel(); };
+    beast::flat_buffer buffer;
+    for (;;) {
+      if (stopping) co_return;
+      bhttp::request_parser<bhttp::string_body> parser;
+      parser.body_limit(options.max_body_bytes);
+      parser.header_limit(static_cast<std::uint32_t>(options.max_header_bytes));
+      lowest.expires_after(options.idle_timeout);
+      conn.idle = buffer.size() == 0;
+      auto [ec, n] = co_await bhttp::async_read(stream, buffer, parser, kTuple);
+      conn.idle = false;
+      const auto started = std::chrono::steady_clock::now();
+      if (ec) {
+        std::optional<Error> reply;
+        if (ec == bhttp::error::body_limit) {
+          reply.emplace(413, "PayloadTooLarge",
+                        "request body is larger than the limit of " +
+                            std::to_string(options.max_body_bytes) + " bytes");
+        } else if (ec == bhttp::error::header_limit) {
+          reply.emplace(431, "InvalidInput",
+                        "request headers are larger than the limit of " +
+                            std::to_string(options.max_header_bytes) + " bytes");
+        } else if (ec.category() == bhttp::make_error_code(bhttp::error::end_of_stream).category() &&
+                   ec != bhttp::error::end_of_stream && ec != bhttp::error::partial_message) {
+          reply.emplace(400, "InvalidInput", "malformed HTTP request: " + ec.message());
+        }
+        if (reply) {
+          // The connection cannot be trusted to be in sync any more: answer, then close.
+          Response res = error_response(*reply);
+          const auto& req = parser.get();
+          record(std::string(req.method_string()), std::string(req.target()), nullptr, res,
+                 remote, 0, started);
+          co_await write(stream, res, false, false);
+        }
+        co_return;
+      }
+      auto& raw = parser.get();
+      Request req;
+      req.method = std::string(raw.method_string());
+      req.target = std::string(raw.target());
+      const auto qmark = req.target.find('?');
+      req.path = req.target.substr(0, qmark);
+      for (const auto& field : raw) {
+        req.headers.push_back({std::string(field.name_string()), std::string(field.value())});
+      }
+      req.body = std::move(raw.body());
+      req.remote_address = remote;
+      const bool keep_alive = raw.keep_alive();
+      const std::size_t bytes_in = req.body.size();
+
+      const std::string* route = nullptr;
+      Response res = dispatch(req, qmark == std::string::npos
+                                       ? std::string_view{}
+                                       : std::string_view(req.target).substr(qmark + 1),
+                              route);
+      record(req.method, req.target, route, res, remote, bytes_in, started);
+      const bool again = keep_alive && !stopping;
+      co_await write(stream, res, again, req.method == "HEAD");
+      if (!again) co_return;
+    }
+  }
+
+  Response dispatch(Request& req, std::string_view query, const std::string*& route) {
+    try {
+      req.query = parse_query(query);
+      const auto match = router.route(req);
+      route = match.pattern;
+      return (*match.handler)(req);
+    } catch (const Error& e) {
+      return error_response(e);
+    } catch (const std::exception& e) {
+      spdlog::error("{} {} failed: {}", req.method, req.target, e.what());
+      return error_response(Error(500, "Internal", "internal error; see the server log"));
+    }
+  }
+
+  template <class Stream>
+  asio::awaitable<void> write(Stream& stream, const Response& res, bool keep_alive, bool head) {
+    bhttp::response<bhttp::string_body> out;
+    out.version(11);
+    out.result(static_cast<unsigned>(res.status));
+    out.set(bhttp::field::server, "schemagate");
+    for (const auto& h : res.headers) out.set(h.name, h.value);
+    out.keep_alive(keep_alive);
+    out.body() = head ? std::string() : res.body;
+    out.content_length(res.body.size());
+    beast::get_lowest_layer(stream).expires_after(options.idle_timeout);
+    co_await bhttp::async_write(stream, out, kTuple);
+  }
+
+  void record(const std::string& method, const std::string& target, const std::string* route,
+              const Response& res, const std::string& remote, std::size_t bytes_in,
+              std::chrono::steady_clock::time_point started) {
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const std::string route_label = route ? *route : "unmatched";
+    requests.with({method, route_label, std::to_string(res.status)}).inc();
+    latency.with({route_label}).observe(seconds);
+    if (!options.access_log) return;
+    boost::json::object line{{"ts", util::format_rfc3339(std::chrono::system_clock::now())},
+                             {"remote", remote},
+                             {"method", method},
+                             {"target", target},
+                             {"route", route_label},
+                             {"status", res.status},
+                             {"bytes_in", bytes_in},
+                             {"bytes_out", res.body.size()},
+                             {"duration_us", static_cast<std::int64_t>(seconds * 1e6)}};
+    util::access_log()->info(boost::json::serialize(line));
+  }
+};
+
+Server::Server(const Router& router, util::MetricsRegistry& metrics, ServerOptions options)
+    : impl_(std::make_unique<Impl>(router, metrics, std::move(options))) {}
+
+Server::~Server() = default;
+
+unsigned short Server::listen() { return impl_->listen(); }
+void Server::run() { impl_->run(); }
+void Server::stop() { impl_->begin_shutdown(); }
+
+}  // namespace schemagate::http

@@ -1,0 +1,61 @@
+#pragma once
+
+#include "http/router.hpp"
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace schemagate::util {
+class MetricsRegistry;
+}
+
+namespace schemagate::http {
+
+struct TlsFiles {
+  std::string certificate_chain;  // PEM
+  std::string private_key;        // PEM
+};
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  unsigned short port = 8080;  // 0 picks a free port; listen() returns it
+  std::size_t max_body_bytes = 1 << 20;
+  std::size_t max_header_bytes = 16 << 10;
+  std::chrono::milliseconds idle_timeout{60'000};  // keep-alive and slow-client limit
+  std::chrono::milliseconds shutdown_grace{30'000};
+  unsigned threads = 0;  // 0: one per core
+  std::optional<TlsFiles> tls;
+  bool handle_signals = true;  // SIGINT/SIGTERM start a graceful shutdown
+  bool access_log = true;      // one JSON line per request on stdout
+};
+
+// An HTTP/1.1 server on Boost.Beast and C++20 coroutines. Requests are routed through the
+// Router; failures become {"error":{...}} envelopes; every request is counted and timed in the
+// metrics registry. Shutdown stops accepting, closes idle keep-alive connections and lets
+// requests in flight finish (up to shutdown_grace).
+class Server {
+ public:
+  Server(const Router& router, util::MetricsRegistry& metrics, ServerOptions options);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Binds and starts accepting; returns the bound port. Throws std::runtime_error with the
+  // address when binding fails or the TLS files cannot be loaded.
+  unsigned short listen();
+
+  // Serves until shutdown completes. Call listen() first.
+  void run();
+
+  // Begins a graceful shutdown; safe from any thread.
+  void stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace schemagate::http

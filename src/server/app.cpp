@@ -1,0 +1,42 @@
+#include "server/app.hpp"
+
+#include "api/ops.hpp"
+#include "util/clock.hpp"
+#include "util/log.hpp"
+#include "util/metrics.hpp"
+
+#include <spdlog/spdlog.h>
+
+namespace schemagate::server {
+
+int run(const Config& config) {
+  util::configure_logging(config.log_level);
+  util::SystemClock clock;
+  util::MetricsRegistry metrics;
+
+  std::unique_ptr<store::Store> store;
+  try {
+    store = store::open_store(config.store, clock);
+  } catch (const std::exception& e) {
+    spdlog::critical("cannot open the store: {}", e.what());
+    return 1;
+  }
+  const auto info = store->info();
+  spdlog::info("store: {} at {} (schema version {})", info.backend, info.location,
+               info.schema_version);
+
+  http::Router router;
+  api::add_ops_routes(router, {*store, metrics, config.json_limits});
+
+  http::Server server(router, metrics, config.http);
+  try {
+    server.listen();
+  } catch (const std::exception& e) {
+    spdlog::critical("{}", e.what());
+    return 1;
+  }
+  server.run();
+  return 0;
+}
+
+}  // namespace schemagate::server

@@ -1,0 +1,23 @@
+#pragma once
+
+#include "http/server.hpp"
+#include "json/parse.hpp"
+#include "store/store.hpp"
+
+#include <string>
+
+namespace schemagate::server {
+
+// Everything `schemagate serve` can be told, from flags, SCHEMAGATE_* variables or a file.
+struct Config {
+  http::ServerOptions http;
+  store::StoreOptions store;
+  json::ParseLimits json_limits;
+  std::string log_level = "info";
+};
+
+// "HOST:PORT", "[IPv6]:PORT" or ":PORT" (all interfaces). Throws std::invalid_argument naming
+// the bad part.
+void apply_listen_address(const std::string& text, http::ServerOptions& options);
+
+}  // namespace schemagate::server

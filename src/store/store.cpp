@@ -1,0 +1,58 @@
+#include "store/store.hpp"
+
+#include "store/sqlite/sqlite_store.hpp"
+
+namespace schemagate::store {
+
+Write Write::put(std::string collection, std::string key, boost::json::value body,
+                 std::optional<std::int64_t> expected_revision) {
+  return Write{Kind::put, std::move(collection), std::move(key), std::move(body),
+               expected_revision};
+}
+
+Write Write::remove(std::string collection, std::string key,
+                    std::optional<std::int64_t> expected_revision) {
+  return Write{Kind::remove, std::move(collection), std::move(key), nullptr, expected_revision};
+}
+
+namespace {
+std::string describe_expected(std::optional<std::int64_t> expected) {
+  if (!expected) return "any revision";
+  if (*expected == 0) return "no existing document";
+  return "revision " + std::to_string(*expected);
+}
+}  // namespace
+
+ConflictError::ConflictError(std::string collection, std::string key,
+                             std::optional<std::int64_t> expected, std::int64_t actual)
+    : StoreError(collection + "/" + key + ": expected " + describe_expected(expected) +
+                 ", found " +
+                 (actual == 0 ? std::string("no document") : "revision " + std::to_string(actual))),
+      collection_(std::move(collection)),
+      key_(std::move(key)),
+      actual_(actual) {}
+
+Document Store::put(std::string collection, std::string key, boost::json::value body,
+                    std::optional<std::int64_t> expected_revision) {
+  return commit({Write::put(std::move(collection), std::move(key), std::move(body),
+                            expected_revision)})
+      .front();
+}
+
+bool Store::remove(std::string collection, std::string key,
+                   std::optional<std::int64_t> expected_revision) {
+  return commit({Write::remove(std::move(collection), std::move(key), expected_revision)})
+             .front()
+             .revision != 0;
+}
+
+std::unique_ptr<Store> open_store(const StoreOptions& options, const util::Clock& clock) {
+  const std::string_view t = options.target;
+  if (t.starts_with("postgres://") || t.starts_with("postgresql://")) {
+    throw StoreError("PostgreSQL stores are not available in this build yet; use a file path "
+                     "for the embedded SQLite store");
+  }
+  return sqlite::open(options, clock);
+}
+
+}  // namespace schemagate::store

@@ -1,0 +1,133 @@
+#pragma once
+
+#include <boost/json/value.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace schemagate::util {
+class Clock;
+}
+
+namespace schemagate::store {
+
+// Documents are JSON bodies addressed by (collection, key). Each write bumps the revision, which
+// callers use for optimistic concurrency (and the HTTP layer for ETags).
+struct Document {
+  std::string collection;
+  std::string key;
+  std::int64_t revision = 0;
+  boost::json::value body;
+  std::int64_t created_at_ms = 0;
+  std::int64_t updated_at_ms = 0;
+};
+
+struct ListQuery {
+  std::string key_prefix;  // only keys starting with this
+  std::string after_key;   // resume strictly after this key (keys are listed in byte order)
+  std::size_t limit = 100;
+};
+
+struct Page {
+  std::vector<Document> items;
+  std::optional<std::string> next_after_key;  // set when more items follow
+};
+
+// An append-only, totally ordered log per stream (update feeds, usage samples, audit).
+struct Event {
+  std::int64_t sequence = 0;  // increasing across all streams
+  std::string stream;
+  boost::json::value body;
+  std::int64_t created_at_ms = 0;
+};
+
+// One write of an atomic batch. expected_revision: nullopt = unconditional, 0 = must not exist,
+// N = must currently be at revision N.
+struct Write {
+  enum class Kind { put, remove };
+  Kind kind = Kind::put;
+  std::string collection;
+  std::string key;
+  boost::json::value body;
+  std::optional<std::int64_t> expected_revision;
+
+  static Write put(std::string collection, std::string key, boost::json::value body,
+                   std::optional<std::int64_t> expected_revision = std::nullopt);
+  static Write remove(std::string collection, std::string key,
+                      std::optional<std::int64_t> expected_revision = std::nullopt);
+};
+
+struct StoreInfo {
+  std::string backend;            // "sqlite", "postgres"
+  std::string location;           // file path or connection target, no secrets
+  int schema_version = 0;         // migrations applied
+};
+
+class StoreError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The database was written by a newer schemagate; refusing protects its data from an old binary.
+class SchemaTooNewError : public StoreError {
+ public:
+  using StoreError::StoreError;
+};
+
+class ConflictError : public StoreError {
+ public:
+  ConflictError(std::string collection, std::string key, std::optional<std::int64_t> expected,
+                std::int64_t actual);
+  const std::string& collection() const { return collection_; }
+  const std::string& key() const { return key_; }
+  std::int64_t actual_revision() const { return actual_; }  // 0 when absent
+
+ private:
+  std::string collection_, key_;
+  std::int64_t actual_;
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // Throws StoreError when the backend cannot serve queries (readiness).
+  virtual void ping() = 0;
+  virtual StoreInfo info() const = 0;
+
+  virtual std::optional<Document> get(std::string_view collection, std::string_view key) = 0;
+  virtual Page list(std::string_view collection, const ListQuery& query) = 0;
+
+  // Applies every write or none; throws ConflictError when a precondition fails. Returns the
+  // resulting document of each write in order; for a remove, the revision the document had
+  // before (0 when there was none) and a null body.
+  virtual std::vector<Document> commit(const std::vector<Write>& writes) = 0;
+
+  virtual std::int64_t append_event(std::string_view stream, const boost::json::value& body) = 0;
+  virtual std::vector<Event> read_events(std::string_view stream, std::int64_t after_sequence,
+                                         std::size_t limit) = 0;
+
+  // Conveniences over commit().
+  Document put(std::string collection, std::string key, boost::json::value body,
+               std::optional<std::int64_t> expected_revision = std::nullopt);
+  // True when something was removed.
+  bool remove(std::string collection, std::string key,
+              std::optional<std::int64_t> expected_revision = std::nullopt);
+};
+
+struct StoreOptions {
+  // A file path (SQLite, the default) or a postgres:// / postgresql:// URL.
+  std::string target = "schemagate.db";
+  int busy_timeout_ms = 5000;
+};
+
+// Opens the store named by options.target and brings its schema up to date. Throws
+// SchemaTooNewError or StoreError with a message that says what to do.
+std::unique_ptr<Store> open_store(const StoreOptions& options, const util::Clock& clock);
+
+}  // namespace schemagate::store
