@@ -7,7 +7,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -29,11 +31,15 @@ std::string read_file_or_stdin(const std::string& path) {
   return ss.str();
 }
 
-void add_serve(CLI::App& app, Config& config, std::string& listen, std::string& tls_cert,
-               std::string& tls_key) {
+CLI::App* add_serve(CLI::App& app, Config& config, std::string& listen, std::string& tls_cert,
+                    std::string& tls_key, std::string& config_file) {
   auto* serve = app.add_subcommand(
       "serve", "Run the HTTP server (registry, exchange, gateway, A2A, console)");
-  serve->set_config("--config", "", "Read options from a TOML or INI file (keys as the long flags)");
+  serve
+      ->add_option("--config", config_file,
+                   "Read options from a file of 'key = value' lines named as the long flags "
+                   "(precedence: flags, then SCHEMAGATE_* variables, then the file)")
+      ->envname("SCHEMAGATE_CONFIG");
   serve->add_option("--listen", listen, "Address to listen on, HOST:PORT (port 0 picks a free one)")
       ->envname("SCHEMAGATE_LISTEN")
       ->capture_default_str();
@@ -47,32 +53,92 @@ void add_serve(CLI::App& app, Config& config, std::string& listen, std::string& 
   serve->add_option("--max-body-bytes", config.http.max_body_bytes, "Largest request body accepted")
       ->envname("SCHEMAGATE_MAX_BODY_BYTES")
       ->capture_default_str();
-  serve->add_option("--max-header-bytes", config.http.max_header_bytes,
-                    "Largest request header block accepted")
+  serve
+      ->add_option("--max-header-bytes", config.http.max_header_bytes,
+                   "Largest request header block accepted")
       ->envname("SCHEMAGATE_MAX_HEADER_BYTES")
       ->capture_default_str();
-  serve->add_option("--max-json-depth", config.json_limits.max_depth,
-                    "Deepest nesting of arrays and objects accepted in a JSON body")
+  serve
+      ->add_option("--max-json-depth", config.json_limits.max_depth,
+                   "Deepest nesting of arrays and objects accepted in a JSON body")
       ->envname("SCHEMAGATE_MAX_JSON_DEPTH")
       ->capture_default_str();
-  serve->add_option("--max-string-bytes", config.json_limits.max_string_bytes,
-                    "Longest JSON string or key accepted in a body")
+  serve
+      ->add_option("--max-string-bytes", config.json_limits.max_string_bytes,
+                   "Longest JSON string or key accepted in a body")
       ->envname("SCHEMAGATE_MAX_STRING_BYTES")
       ->capture_default_str();
   serve->add_option("--threads", config.http.threads, "I/O threads (0: one per core)")
       ->envname("SCHEMAGATE_THREADS")
       ->capture_default_str();
-  serve->add_option("--shutdown-grace-ms", config.http.shutdown_grace,
-                    "How long in-flight requests may run after SIGTERM")
+  serve
+      ->add_option("--shutdown-grace-ms", config.http.shutdown_grace,
+                   "How long in-flight requests may run after SIGTERM")
       ->envname("SCHEMAGATE_SHUTDOWN_GRACE_MS");
-  serve->add_option("--idle-timeout-ms", config.http.idle_timeout,
-                    "Keep-alive idle and slow-client timeout")
+  serve
+      ->add_option("--idle-timeout-ms", config.http.idle_timeout,
+                   "Keep-alive idle and slow-client timeout")
       ->envname("SCHEMAGATE_IDLE_TIMEOUT_MS");
-  serve->add_flag("!--no-access-log", config.http.access_log, "Do not log one JSON line per request")
+  serve
+      ->add_flag("!--no-access-log", config.http.access_log, "Do not log one JSON line per request")
       ->envname("SCHEMAGATE_ACCESS_LOG");
   serve->add_option("--log-level", config.log_level, "trace, debug, info, warn, error or off")
       ->envname("SCHEMAGATE_LOG_LEVEL")
       ->capture_default_str();
+  return serve;
+}
+
+std::string trim(std::string s) {
+  const auto first = s.find_first_not_of(" \t\r");
+  if (first == std::string::npos) return {};
+  const auto last = s.find_last_not_of(" \t\r");
+  return s.substr(first, last - first + 1);
+}
+
+// A config file is 'key = value' lines (TOML-style: '#' comments, an optional [serve] header,
+// optionally quoted values). Its values are handed to CLI11 as flags placed before the real
+// ones, skipped where the flag or its environment variable is given, so that the precedence is
+// flags > environment > file. An unknown key is an error naming its line.
+std::vector<std::string> config_file_arguments(const CLI::App& serve, const std::string& path,
+                                               const std::vector<std::string>& given) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read config file " + path);
+  std::vector<std::string> out;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    const auto hash = line.find('#');
+    line = trim(hash == std::string::npos ? line : line.substr(0, hash));
+    if (line.empty() || line == "[serve]") continue;
+    const auto eq = line.find('=');
+    const std::string where = path + ":" + std::to_string(number) + ": ";
+    if (eq == std::string::npos) throw std::runtime_error(where + "expected 'key = value'");
+    const std::string key = trim(line.substr(0, eq));
+    std::string value = trim(line.substr(eq + 1));
+    if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
+        value.back() == value.front()) {
+      value = value.substr(1, value.size() - 2);
+    }
+    const CLI::Option* opt = serve.get_option_no_throw("--" + key);
+    if (opt == nullptr || key == "config" || key == "help") {
+      throw std::runtime_error(where + "unknown option '" + key + "'");
+    }
+    const bool on_command_line = std::any_of(given.begin(), given.end(), [&](const auto& a) {
+      return a == "--" + key || a.rfind("--" + key + "=", 0) == 0;
+    });
+    const auto env = opt->get_envname();
+    if (on_command_line || (!env.empty() && std::getenv(env.c_str()) != nullptr)) continue;
+    out.push_back("--" + key + "=" + value);
+  }
+  return out;
+}
+
+std::string config_path(const std::vector<std::string>& args) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--config" && i + 1 < args.size()) return args[i + 1];
+    if (args[i].rfind("--config=", 0) == 0) return args[i].substr(9);
+  }
+  const char* env = std::getenv("SCHEMAGATE_CONFIG");
+  return env ? env : "";
 }
 
 }  // namespace
@@ -84,8 +150,8 @@ int main(int argc, char** argv) {
 
   Config config;
   std::string listen = "127.0.0.1:8080";
-  std::string tls_cert, tls_key;
-  add_serve(app, config, listen, tls_cert, tls_key);
+  std::string tls_cert, tls_key, config_file;
+  CLI::App* serve = add_serve(app, config, listen, tls_cert, tls_key, config_file);
 
   auto* jcs = app.add_subcommand(
       "jcs", "Print the RFC 8785 canonical form of a JSON file (no trailing newline)");
@@ -93,8 +159,22 @@ int main(int argc, char** argv) {
   jcs->add_option("FILE", jcs_file, "JSON file to canonicalize ('-' for standard input)")
       ->required();
 
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args[0] == "serve") {
+    try {
+      const auto path = config_path(args);
+      if (!path.empty()) {
+        const auto from_file = config_file_arguments(*serve, path, args);
+        args.insert(args.begin() + 1, from_file.begin(), from_file.end());
+      }
+    } catch (const std::exception& e) {
+      std::cerr << "schemagate serve: " << e.what() << "\n";
+      return 2;
+    }
+  }
   try {
-    app.parse(argc, argv);
+    std::reverse(args.begin(), args.end());  // CLI11 takes the arguments in reverse order
+    app.parse(args);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }

@@ -78,7 +78,8 @@ Response error_response(const Error& e) {
   boost::json::object err{{"code", e.code()}, {"message", e.what()}};
   if (e.details()) err["details"] = *e.details();
   Response r = Response::json(e.status(), boost::json::object{{"error", std::move(err)}});
-  for (const auto& h : e.extra_headers) r.set_header(h.name, h.value);
+  for (const auto& h : e.extra_headers)
+    r.set_header(h.name, h.value);
   return r;
 }
 

@@ -4,6 +4,7 @@
 #include "util/log.hpp"
 #include "util/metrics.hpp"
 
+#include <spdlog/spdlog.h>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -19,7 +20,6 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <boost/json/serialize.hpp>
-#include <spdlog/spdlog.h>
 
 #include <atomic>
 #include <mutex>
@@ -41,8 +41,8 @@ constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
 // for the first byte of its next request.
 struct Connection {
   asio::any_io_executor executor;
-  bool idle = false;   // touched only on executor
-  bool alive = true;   // touched only on executor
+  bool idle = false;             // touched only on executor
+  bool alive = true;             // touched only on executor
   std::function<void()> cancel;  // closes the socket; valid while alive
 };
 
@@ -53,9 +53,9 @@ std::vector<std::pair<std::string, std::string>> parse_query(std::string_view q)
     const auto part = q.substr(0, amp);
     if (!part.empty()) {
       const auto eq = part.find('=');
-      out.emplace_back(percent_decode(part.substr(0, eq), true),
-                       eq == std::string_view::npos ? std::string()
-                                                    : percent_decode(part.substr(eq + 1), true));
+      out.emplace_back(
+          percent_decode(part.substr(0, eq), true),
+          eq == std::string_view::npos ? std::string() : percent_decode(part.substr(eq + 1), true));
     }
     if (amp == std::string_view::npos) break;
     q.remove_prefix(amp + 1);
@@ -75,11 +75,10 @@ struct Server::Impl {
         grace_timer(ioc),
         requests(m.counter("schemagate_http_requests_total", "HTTP requests served",
                            {"method", "route", "status"})),
-        latency(m.histogram("schemagate_http_request_duration_seconds",
-                            "Time from a request's last byte read to its response queued",
-                            {"route"},
-                            {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
-                             1, 2.5, 5, 10})) {}
+        latency(m.histogram(
+            "schemagate_http_request_duration_seconds",
+            "Time from a request's last byte read to its response queued", {"route"},
+            {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10})) {}
 
   unsigned thread_count() const {
     if (options.threads) return options.threads;
@@ -155,9 +154,11 @@ struct Server::Impl {
     }
     asio::co_spawn(ioc, accept_loop(), asio::detached);
     std::vector<std::thread> workers;
-    for (unsigned i = 1; i < thread_count(); ++i) workers.emplace_back([this] { ioc.run(); });
+    for (unsigned i = 1; i < thread_count(); ++i)
+      workers.emplace_back([this] { ioc.run(); });
     ioc.run();
-    for (auto& w : workers) w.join();
+    for (auto& w : workers)
+      w.join();
     spdlog::info("server stopped");
   }
 
@@ -256,9 +257,16 @@ struct Server::Impl {
       parser.body_limit(options.max_body_bytes);
       parser.header_limit(static_cast<std::uint32_t>(options.max_header_bytes));
       lowest.expires_after(options.idle_timeout);
-      conn.idle = buffer.size() == 0;
-      auto [ec, n] = co_await bhttp::async_read(stream, buffer, parser, kTuple);
+      // Idle until a request's header is in; from then on the request is in flight and a
+      // shutdown lets it finish.
+      conn.idle = true;
+      auto [ec, n] = co_await bhttp::async_read_header(stream, buffer, parser, kTuple);
       conn.idle = false;
+      if (!ec && beast::iequals(parser.get()[bhttp::field::expect], "100-continue")) {
+        bhttp::response<bhttp::empty_body> go_on{bhttp::status::continue_, 11};
+        std::tie(ec, n) = co_await bhttp::async_write(stream, go_on, kTuple);
+      }
+      if (!ec) std::tie(ec, n) = co_await bhttp::async_read(stream, buffer, parser, kTuple);
       const auto started = std::chrono::steady_clock::now();
       if (ec) {
         std::optional<Error> reply;
@@ -270,7 +278,8 @@ struct Server::Impl {
           reply.emplace(431, "InvalidInput",
                         "request headers are larger than the limit of " +
                             std::to_string(options.max_header_bytes) + " bytes");
-        } else if (ec.category() == bhttp::make_error_code(bhttp::error::end_of_stream).category() &&
+        } else if (ec.category() ==
+                       bhttp::make_error_code(bhttp::error::end_of_stream).category() &&
                    ec != bhttp::error::end_of_stream && ec != bhttp::error::partial_message) {
           reply.emplace(400, "InvalidInput", "malformed HTTP request: " + ec.message());
         }
@@ -278,8 +287,8 @@ struct Server::Impl {
           // The connection cannot be trusted to be in sync any more: answer, then close.
           Response res = error_response(*reply);
           const auto& req = parser.get();
-          record(std::string(req.method_string()), std::string(req.target()), nullptr, res,
-                 remote, 0, started);
+          record(std::string(req.method_string()), std::string(req.target()), nullptr, res, remote,
+                 0, started);
           co_await write(stream, res, false, false);
         }
         co_return;
@@ -299,10 +308,11 @@ struct Server::Impl {
       const std::size_t bytes_in = req.body.size();
 
       const std::string* route = nullptr;
-      Response res = dispatch(req, qmark == std::string::npos
-                                       ? std::string_view{}
-                                       : std::string_view(req.target).substr(qmark + 1),
-                              route);
+      Response res =
+          dispatch(req,
+                   qmark == std::string::npos ? std::string_view{}
+                                              : std::string_view(req.target).substr(qmark + 1),
+                   route);
       record(req.method, req.target, route, res, remote, bytes_in, started);
       const bool again = keep_alive && !stopping;
       co_await write(stream, res, again, req.method == "HEAD");
@@ -330,7 +340,8 @@ struct Server::Impl {
     out.version(11);
     out.result(static_cast<unsigned>(res.status));
     out.set(bhttp::field::server, "schemagate");
-    for (const auto& h : res.headers) out.set(h.name, h.value);
+    for (const auto& h : res.headers)
+      out.set(h.name, h.value);
     out.keep_alive(keep_alive);
     out.body() = head ? std::string() : res.body;
     out.content_length(res.body.size());
@@ -365,8 +376,14 @@ Server::Server(const Router& router, util::MetricsRegistry& metrics, ServerOptio
 
 Server::~Server() = default;
 
-unsigned short Server::listen() { return impl_->listen(); }
-void Server::run() { impl_->run(); }
-void Server::stop() { impl_->begin_shutdown(); }
+unsigned short Server::listen() {
+  return impl_->listen();
+}
+void Server::run() {
+  impl_->run();
+}
+void Server::stop() {
+  impl_->begin_shutdown();
+}
 
 }  // namespace schemagate::http

@@ -75,13 +75,27 @@ void escape_string(std::string& out, std::string_view s) {
   for (char ch : s) {
     const unsigned char c = static_cast<unsigned char>(ch);
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20) {
           out += "\\u00";
@@ -152,7 +166,8 @@ void write_object(std::string& out, const bj::object& obj) {
     std::sort(entries.begin(), entries.end(),
               [](const Entry& a, const Entry& b) { return a.kv->key() < b.kv->key(); });
   } else {
-    for (auto& e : entries) e.utf16 = to_utf16(e.kv->key());
+    for (auto& e : entries)
+      e.utf16 = to_utf16(e.kv->key());
     std::sort(entries.begin(), entries.end(),
               [](const Entry& a, const Entry& b) { return a.utf16 < b.utf16; });
   }
@@ -172,12 +187,24 @@ void write_object(std::string& out, const bj::object& obj) {
 
 void canonicalize_to(std::string& out, const bj::value& v) {
   switch (v.kind()) {
-    case bj::kind::null: out += "null"; break;
-    case bj::kind::bool_: out += v.get_bool() ? "true" : "false"; break;
-    case bj::kind::int64: format_number_to(out, static_cast<double>(v.get_int64())); break;
-    case bj::kind::uint64: format_number_to(out, static_cast<double>(v.get_uint64())); break;
-    case bj::kind::double_: format_number_to(out, v.get_double()); break;
-    case bj::kind::string: escape_string(out, v.get_string()); break;
+    case bj::kind::null:
+      out += "null";
+      break;
+    case bj::kind::bool_:
+      out += v.get_bool() ? "true" : "false";
+      break;
+    case bj::kind::int64:
+      format_number_to(out, static_cast<double>(v.get_int64()));
+      break;
+    case bj::kind::uint64:
+      format_number_to(out, static_cast<double>(v.get_uint64()));
+      break;
+    case bj::kind::double_:
+      format_number_to(out, v.get_double());
+      break;
+    case bj::kind::string:
+      escape_string(out, v.get_string());
+      break;
     case bj::kind::array: {
       out += '[';
       bool first = true;
@@ -189,7 +216,9 @@ void canonicalize_to(std::string& out, const bj::value& v) {
       out += ']';
       break;
     }
-    case bj::kind::object: write_object(out, v.get_object()); break;
+    case bj::kind::object:
+      write_object(out, v.get_object());
+      break;
   }
 }
 

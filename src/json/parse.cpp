@@ -3,6 +3,7 @@
 #include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/error.hpp>
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -13,8 +14,7 @@ namespace schemagate::json {
 
 namespace bj = boost::json;
 
-ParseError::ParseError(std::string reason, std::size_t line, std::size_t column,
-                       std::size_t offset)
+ParseError::ParseError(std::string reason, std::size_t line, std::size_t column, std::size_t offset)
     : std::runtime_error(reason + " at line " + std::to_string(line) + ", column " +
                          std::to_string(column)),
       reason_(std::move(reason)),
@@ -123,9 +123,9 @@ class Builder {
 
   bool append_text(bj::string_view s, bj::error_code& ec) {
     if (text_.size() + s.size() > limits_.max_string_bytes) {
-      return fail("string longer than the limit of " + std::to_string(limits_.max_string_bytes) +
-                      " bytes",
-                  ec);
+      return fail(
+          "string longer than the limit of " + std::to_string(limits_.max_string_bytes) + " bytes",
+          ec);
     }
     text_.append(s.data(), s.size());
     return true;
@@ -177,6 +177,15 @@ std::string describe(const bj::error_code& ec, std::string_view text, std::size_
     case bj::error::syntax:
       if (offset < text.size() && static_cast<unsigned char>(text[offset]) >= 0x80) {
         return "invalid UTF-8 or unexpected non-ASCII byte";
+      }
+      if (offset < text.size() && std::isalpha(static_cast<unsigned char>(text[offset]))) {
+        std::size_t end = offset;
+        while (end < text.size() && end - offset < 32 &&
+               std::isalnum(static_cast<unsigned char>(text[end]))) {
+          ++end;
+        }
+        return "invalid literal '" + std::string(text.substr(offset, end - offset)) +
+               "' (expected true, false, null, a number, a string, an array or an object)";
       }
       return "unexpected " + found();
     case bj::error::extra_data:
@@ -234,8 +243,8 @@ boost::json::value parse(std::string_view text, const ParseLimits& limits) {
     const std::size_t offset = consumed;
     std::size_t line = 0, column = 0;
     position_of(text, offset, line, column);
-    std::string reason = parser.handler().failure ? *parser.handler().failure
-                                                  : describe(ec, text, offset, limits);
+    std::string reason =
+        parser.handler().failure ? *parser.handler().failure : describe(ec, text, offset, limits);
     throw ParseError(std::move(reason), line, column, offset);
   }
   return parser.handler().take();

@@ -11,10 +11,10 @@ namespace schemagate::json {
 
 // Every limit is explicit so that a hostile document costs a bounded amount of memory and time.
 struct ParseLimits {
-  std::size_t max_depth = 64;                  // nesting of arrays and objects
-  std::size_t max_string_bytes = 1 << 20;      // one string or key, after unescaping
-  std::size_t max_document_bytes = 16 << 20;   // the whole text
-  bool reject_duplicate_keys = true;           // I-JSON (RFC 7493) forbids them
+  std::size_t max_depth = 64;                 // nesting of arrays and objects
+  std::size_t max_string_bytes = 1 << 20;     // one string or key, after unescaping
+  std::size_t max_document_bytes = 16 << 20;  // the whole text
+  bool reject_duplicate_keys = true;          // I-JSON (RFC 7493) forbids them
 };
 
 // A parse failure that says what is wrong and where, as a person reading the text would count:

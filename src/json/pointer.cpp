@@ -45,8 +45,7 @@ Pointer Pointer::parse_fragment(std::string_view fragment) {
     }
     unsigned byte = 0;
     const char* first = fragment.data() + i + 1;
-    if (i + 2 >= fragment.size() ||
-        std::from_chars(first, first + 2, byte, 16).ptr != first + 2) {
+    if (i + 2 >= fragment.size() || std::from_chars(first, first + 2, byte, 16).ptr != first + 2) {
       throw PointerError("URI fragment \"#" + std::string(fragment) +
                          "\" has an invalid percent escape at position " + std::to_string(i + 1));
     }
@@ -71,15 +70,20 @@ Pointer Pointer::child(std::string_view token) const {
   return p;
 }
 
-Pointer Pointer::child(std::size_t index) const { return child(std::to_string(index)); }
+Pointer Pointer::child(std::size_t index) const {
+  return child(std::to_string(index));
+}
 
 std::string escape_token(std::string_view token) {
   std::string out;
   out.reserve(token.size());
   for (char c : token) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
   }
   return out;
 }

@@ -20,8 +20,8 @@ void apply_listen_address(const std::string& text, http::ServerOptions& options)
   const auto res = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
   if (port_text.empty() || res.ec != std::errc{} ||
       res.ptr != port_text.data() + port_text.size() || port > 65535) {
-    throw std::invalid_argument("listen address '" + text + "' has an invalid port '" +
-                                port_text + "' (0-65535)");
+    throw std::invalid_argument("listen address '" + text + "' has an invalid port '" + port_text +
+                                "' (0-65535)");
   }
   options.host = std::move(host);
   options.port = static_cast<unsigned short>(port);

@@ -25,8 +25,7 @@ std::string describe_expected(std::optional<std::int64_t> expected) {
 
 ConflictError::ConflictError(std::string collection, std::string key,
                              std::optional<std::int64_t> expected, std::int64_t actual)
-    : StoreError(collection + "/" + key + ": expected " + describe_expected(expected) +
-                 ", found " +
+    : StoreError(collection + "/" + key + ": expected " + describe_expected(expected) + ", found " +
                  (actual == 0 ? std::string("no document") : "revision " + std::to_string(actual))),
       collection_(std::move(collection)),
       key_(std::move(key)),
@@ -49,8 +48,9 @@ bool Store::remove(std::string collection, std::string key,
 std::unique_ptr<Store> open_store(const StoreOptions& options, const util::Clock& clock) {
   const std::string_view t = options.target;
   if (t.starts_with("postgres://") || t.starts_with("postgresql://")) {
-    throw StoreError("PostgreSQL stores are not available in this build yet; use a file path "
-                     "for the embedded SQLite store");
+    throw StoreError(
+        "PostgreSQL stores are not available in this build yet; use a file path "
+        "for the embedded SQLite store");
   }
   return sqlite::open(options, clock);
 }

@@ -63,9 +63,9 @@ struct Write {
 };
 
 struct StoreInfo {
-  std::string backend;            // "sqlite", "postgres"
-  std::string location;           // file path or connection target, no secrets
-  int schema_version = 0;         // migrations applied
+  std::string backend;     // "sqlite", "postgres"
+  std::string location;    // file path or connection target, no secrets
+  int schema_version = 0;  // migrations applied
 };
 
 class StoreError : public std::runtime_error {

@@ -1,12 +1,13 @@
 #include "util/clock.hpp"
 
-#include <ctime>
 #include <cstdio>
+#include <ctime>
 
 namespace schemagate::util {
 
 std::string format_rfc3339(Clock::time_point t) {
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
   const std::time_t secs = static_cast<std::time_t>(ms / 1000);
   std::tm tm{};
   gmtime_r(&secs, &tm);

@@ -1,8 +1,8 @@
 #include "util/metrics.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <charconv>
+#include <cmath>
 #include <stdexcept>
 
 namespace schemagate::util {
@@ -17,8 +17,8 @@ Histogram::Histogram(std::vector<double> upper_bounds)
     : bounds_(std::move(upper_bounds)), counts_(bounds_.size() + 1, 0) {}
 
 void Histogram::observe(double v) {
-  const auto idx = static_cast<std::size_t>(
-      std::lower_bound(bounds_.begin(), bounds_.end(), v) - bounds_.begin());
+  const auto idx = static_cast<std::size_t>(std::lower_bound(bounds_.begin(), bounds_.end(), v) -
+                                            bounds_.begin());
   std::lock_guard lock(mu_);
   ++counts_[idx];
   sum_ += v;
@@ -53,10 +53,14 @@ std::string escape_label(const std::string& v) {
   std::string out;
   out.reserve(v.size());
   for (char c : v) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }
@@ -161,8 +165,8 @@ std::string MetricsRegistry::render_prometheus() const {
         out += name + "_bucket" + label_block(fam->label_names_, labels, "le=\"" + le + "\"") +
                ' ' + std::to_string(snap.cumulative[i]) + '\n';
       }
-      out += name + "_sum" + label_block(fam->label_names_, labels) + ' ' +
-             format_value(snap.sum) + '\n';
+      out += name + "_sum" + label_block(fam->label_names_, labels) + ' ' + format_value(snap.sum) +
+             '\n';
       out += name + "_count" + label_block(fam->label_names_, labels) + ' ' +
              std::to_string(snap.count) + '\n';
     }

@@ -32,6 +32,8 @@ CREATE INDEX events_by_stream ON events (stream, sequence);
 
 }  // namespace
 
-std::span<const Migration> migrations() { return kMigrations; }
+std::span<const Migration> migrations() {
+  return kMigrations;
+}
 
 }  // namespace schemagate::store::sqlite

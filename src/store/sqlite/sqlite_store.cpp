@@ -4,8 +4,8 @@
 #include "store/sqlite/migrations.hpp"
 #include "util/clock.hpp"
 
-#include <boost/json/serialize.hpp>
 #include <sqlite3.h>
+#include <boost/json/serialize.hpp>
 
 #include <mutex>
 
@@ -18,10 +18,9 @@ class Statement;
 class Connection {
  public:
   explicit Connection(const std::string& path) {
-    const int rc = sqlite3_open_v2(path.c_str(), &db_,
-                                   SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-                                       SQLITE_OPEN_NOMUTEX,
-                                   nullptr);
+    const int rc =
+        sqlite3_open_v2(path.c_str(), &db_,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
     if (rc != SQLITE_OK) {
       std::string msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
       sqlite3_close(db_);
@@ -99,7 +98,9 @@ class Statement {
   }
   void bind_one(int i, const std::string& s) { bind_one(i, std::string_view(s)); }
   void bind_one(int i, std::int64_t v) { sqlite3_bind_int64(stmt_, i, v); }
-  void bind_one(int i, std::size_t v) { sqlite3_bind_int64(stmt_, i, static_cast<std::int64_t>(v)); }
+  void bind_one(int i, std::size_t v) {
+    sqlite3_bind_int64(stmt_, i, static_cast<std::int64_t>(v));
+  }
 
   Connection& conn_;
   sqlite3_stmt* stmt_ = nullptr;
@@ -180,7 +181,8 @@ class SqliteStore final : public Store {
     results.reserve(writes.size());
     conn_.exec("BEGIN IMMEDIATE");
     try {
-      for (const auto& w : writes) results.push_back(apply(w, now));
+      for (const auto& w : writes)
+        results.push_back(apply(w, now));
       conn_.exec("COMMIT");
     } catch (...) {
       sqlite3_exec(conn_.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
@@ -204,8 +206,8 @@ class SqliteStore final : public Store {
     std::vector<Event> out;
     auto& st = read_events_->bind(stream, after_sequence, limit);
     while (st.step()) {
-      out.push_back(Event{st.integer(0), std::string(stream), parse_stored(st.text(1)),
-                          st.integer(2)});
+      out.push_back(
+          Event{st.integer(0), std::string(stream), parse_stored(st.text(1)), st.integer(2)});
     }
     st.done();
     return out;
@@ -293,8 +295,8 @@ class SqliteStore final : public Store {
         conn_.exec("COMMIT");
       } catch (const std::exception& e) {
         sqlite3_exec(conn_.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
-        throw StoreError("migration " + std::to_string(m.version) + " (" + m.name +
-                         ") failed on " + path_ + ": " + e.what());
+        throw StoreError("migration " + std::to_string(m.version) + " (" + m.name + ") failed on " +
+                         path_ + ": " + e.what());
       }
     }
     schema_version_ = known > applied ? known : applied;

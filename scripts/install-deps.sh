@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs every Debian package schemagate needs to build, test and run, when it is missing.
+# Safe to run again: it only calls apt-get when something is not installed yet.
+set -euo pipefail
+
+packages=(
+  # toolchain
+  g++ cmake ninja-build ccache pkg-config clang-format git openssl curl
+  # libraries (DESIGN.md "Dependencies")
+  libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev libssl-dev
+  libre2-dev libsodium-dev libsqlite3-dev sqlite3 libpq-dev libhnswlib-dev
+  libcli11-dev libspdlog-dev libgtest-dev libgmock-dev libbenchmark-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+# Node.js may come from Debian (nodejs + npm) or from a vendor build that bundles npm.
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
+
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}" >&2
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -q
+  $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi

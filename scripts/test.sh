@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds everything and runs every test.
+#   scripts/test.sh          release build (what CI runs)
+#   scripts/test.sh asan     AddressSanitizer + UndefinedBehaviorSanitizer build
+set -euo pipefail
+cd "$(dirname "$0")/.."
+preset="${1:-release}"
+
+bash scripts/install-deps.sh
+
+# Formatting is part of the build's contract: a diff here fails the run.
+bash scripts/check-format.sh
+
+cmake --preset "$preset" >/dev/null
+cmake --build --preset "$preset"
+ctest --preset "$preset" -j "$(nproc)" --timeout 600
