@@ -175,6 +175,12 @@ std::string describe(const bj::error_code& ec, std::string_view text, std::size_
   if (ec.category() != bj::error_code(bj::error::syntax).category()) return ec.message();
   switch (e) {
     case bj::error::syntax:
+      if (offset >= 6 && text[offset - 6] == '\\' && (text[offset - 5] | 0x20) == 'u' &&
+          (text[offset - 4] | 0x20) == 'd' &&
+          std::string_view("89abAB").find(text[offset - 3]) != std::string_view::npos) {
+        return "unpaired UTF-16 surrogate \\" + std::string(text.substr(offset - 5, 5)) +
+               " (a high surrogate must be followed by a \\u escape of a low one)";
+      }
       if (offset < text.size() && static_cast<unsigned char>(text[offset]) >= 0x80) {
         return "invalid UTF-8 or unexpected non-ASCII byte";
       }
