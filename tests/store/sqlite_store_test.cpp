@@ -1,1 +1,270 @@
+#include "store/store.hpp"
+#include "util/clock.hpp"
+
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/json.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <set>
+#include <thread>
+
+namespace fs = std::filesystem;
+using namespace schemagate;
+using store::ConflictError;
+using store::Write;
+
+namespace {
+
+class SqliteStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("schemagate-store-" + std::to_string(::getpid())) /
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  std::unique_ptr<store::Store> open() {
+    return store::open_store({(dir_ / "db.sqlite").string()}, clock_);
+  }
+  fs::path dir_;
+  util::ManualClock clock_;
+};
+
+TEST_F(SqliteStoreTest, PutGetAndRevisions) {
+  auto s = open();
+  EXPECT_FALSE(s->get("agents", "a1"));
+  const auto d1 = s->put("agents", "a1", {{"name", "translator"}});
+  EXPECT_EQ(d1.revision, 1);
+  clock_.advance(std::chrono::seconds(5));
+  const auto d2 = s->put("agents", "a1", {{"name", "translator"}, {"v", 2}});
+  EXPECT_EQ(d2.revision, 2);
+  const auto got = s->get("agents", "a1");
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->revision, 2);
+  EXPECT_EQ(got->body.at("v"), 2);
+  EXPECT_EQ(got->updated_at_ms - got->created_at_ms, 5000);
+  // Collections are separate namespaces.
+  EXPECT_FALSE(s->get("templates", "a1"));
+}
+
+TEST_F(SqliteStoreTest, NumbersRoundTripBitExact) {
+  auto s = open();
+  boost::json::array nums{0.1,
+                          1e-300,
+                          2.2250738585072011e-308,
+                          123456789.12345679,
+                          -0.30000000000000004,
+                          std::int64_t{-9007199254740993},
+                          std::uint64_t{18446744073709551615ull}};
+  s->put("n", "k", nums);
+  EXPECT_EQ(s->get("n", "k")->body, boost::json::value(nums));
+}
+
+TEST_F(SqliteStoreTest, ExpectedRevisionGuardsWrites) {
+  auto s = open();
+  s->put("agents", "a", {{"x", 1}}, 0);  // create only
+  EXPECT_THROW(s->put("agents", "a", {{"x", 2}}, 0), ConflictError);
+  try {
+    s->put("agents", "a", {{"x", 2}}, 7);
+    FAIL();
+  } catch (const ConflictError& e) {
+    EXPECT_EQ(e.actual_revision(), 1);
+    EXPECT_NE(std::string(e.what()).find("expected revision 7, found revision 1"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(s->put("agents", "a", {{"x", 2}}, 1).revision, 2);
+  EXPECT_THROW(s->remove("agents", "a", 1), ConflictError);
+  EXPECT_TRUE(s->remove("agents", "a", 2));
+  EXPECT_FALSE(s->remove("agents", "a"));
+  EXPECT_FALSE(s->get("agents", "a"));
+}
+
+TEST_F(SqliteStoreTest, BatchIsAllOrNothing) {
+  auto s = open();
+  s->put("t", "keep", {{"v", 1}});
+  EXPECT_THROW(s->commit({Write::put("t", "new", {{"v", 1}}), Write::put("t", "keep", {{"v", 2}}),
+                          Write::put("t", "other", {{"v", 1}}, 5)}),
+               ConflictError);
+  EXPECT_FALSE(s->get("t", "new"));
+  EXPECT_EQ(s->get("t", "keep")->body.at("v"), 1);
+  const auto results =
+      s->commit({Write::put("t", "new", {{"v", 1}}, 0), Write::remove("t", "keep")});
+  EXPECT_EQ(results[0].revision, 1);
+  EXPECT_EQ(results[1].revision, 1);  // the revision it had when removed
+  EXPECT_FALSE(s->get("t", "keep"));
+}
+
+TEST_F(SqliteStoreTest, ListsByPrefixInPages) {
+  auto s = open();
+  for (const char* k : {"fr/b", "fr/a", "en/a", "fr/c", "fs/a", "fr/d", "fr/e"}) {
+    s->put("docs", k, {{"k", k}});
+  }
+  std::vector<std::string> keys;
+  store::ListQuery q{"fr/", "", 2};
+  int pages = 0;
+  for (;;) {
+    const auto page = s->list("docs", q);
+    ++pages;
+    for (const auto& d : page.items)
+      keys.push_back(d.key);
+    if (!page.next_after_key) break;
+    q.after_key = *page.next_after_key;
+  }
+  EXPECT_EQ(keys, (std::vector<std::string>{"fr/a", "fr/b", "fr/c", "fr/d", "fr/e"}));
+  EXPECT_EQ(pages, 3);
+  EXPECT_EQ(s->list("docs", {}).items.size(), 7u);
+  EXPECT_TRUE(s->list("empty", {}).items.empty());
+}
+
+TEST_F(SqliteStoreTest, EventsAreOrderedPerStream) {
+  auto s = open();
+  const auto e1 = s->append_event("updates/flight", {{"n", 1}});
+  s->append_event("updates/hotel", {{"n", 1}});
+  const auto e3 = s->append_event("updates/flight", {{"n", 2}});
+  EXPECT_LT(e1, e3);
+  const auto all = s->read_events("updates/flight", 0, 10);
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[1].body.at("n"), 2);
+  const auto after = s->read_events("updates/flight", e1, 10);
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_EQ(after[0].sequence, e3);
+}
+
+TEST_F(SqliteStoreTest, DataAndMigrationsPersistAcrossReopen) {
+  {
+    auto s = open();
+    s->put("agents", "a", {{"x", 1}});
+    EXPECT_EQ(s->info().schema_version, 2);
+  }
+  auto s = open();
+  EXPECT_EQ(s->get("agents", "a")->body.at("x"), 1);
+  EXPECT_EQ(s->info().backend, "sqlite");
+  EXPECT_EQ(s->info().schema_version, 2);
+  EXPECT_NO_THROW(s->ping());
+}
+
+TEST_F(SqliteStoreTest, UsesWalMode) {
+  open();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((dir_ / "db.sqlite").c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, nullptr);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "wal");
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+}
+
+TEST_F(SqliteStoreTest, RefusesADatabaseFromANewerVersion) {
+  open();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((dir_ / "db.sqlite").c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "INSERT INTO schema_migrations (version, name, applied_at) "
+                         "VALUES (42, 'from the future', 0)",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  try {
+    open();
+    FAIL() << "opened a database from a newer version";
+  } catch (const store::SchemaTooNewError& e) {
+    EXPECT_NE(std::string(e.what()).find("schema version 42"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(SqliteStoreTest, UnopenableFileIsAClearError) {
+  try {
+    store::open_store({(dir_ / "missing-dir" / "db.sqlite").string()}, clock_);
+    FAIL();
+  } catch (const store::StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("missing-dir"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(SqliteStoreTest, PostgresTargetsAreNotYetAvailable) {
+  EXPECT_THROW(store::open_store({"postgres://localhost/schemagate"}, clock_), store::StoreError);
+}
+
+// A child process writes and reports each acknowledged write through a pipe; the parent kills
+// it with SIGKILL mid-stream and checks that every acknowledged write is in the file.
+TEST_F(SqliteStoreTest, AcknowledgedWritesSurviveKill9) {
+  const auto path = (dir_ / "db.sqlite").string();
+  store::open_store({path}, clock_);  // migrate before forking
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::close(fds[0]);
+    util::SystemClock clock;
+    auto s = store::open_store({path}, clock);
+    for (int i = 0;; ++i) {
+      const std::string key = "k" + std::to_string(i);
+      s->put("acks", key, {{"i", i}});
+      s->append_event("acks", {{"i", i}});
+      const std::string line = key + "\n";
+      if (::write(fds[1], line.data(), line.size()) < 0) ::_exit(1);
+    }
+  }
+  ::close(fds[1]);
+  FILE* acks = ::fdopen(fds[0], "r");
+  std::set<std::string> acknowledged;
+  char line[64];
+  while (acknowledged.size() < 200 && std::fgets(line, sizeof line, acks)) {
+    std::string k(line);
+    k.pop_back();
+    acknowledged.insert(k);
+  }
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  while (std::fgets(line, sizeof line, acks)) {  // acks written before the kill landed
+    std::string k(line);
+    if (k.back() == '\n') {
+      k.pop_back();
+      acknowledged.insert(k);
+    }
+  }
+  std::fclose(acks);
+  ASSERT_GE(acknowledged.size(), 200u);
+
+  auto s = store::open_store({path}, clock_);
+  for (const auto& k : acknowledged) {
+    ASSERT_TRUE(s->get("acks", k)) << k << " was acknowledged but is lost";
+  }
+  EXPECT_GE(s->read_events("acks", 0, 1'000'000).size(), acknowledged.size());
+}
+
+TEST_F(SqliteStoreTest, ConcurrentWritersDoNotLoseUpdates) {
+  auto s = open();
+  s->put("c", "counter", {{"n", 0}});
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 50; ++i) {
+        for (;;) {  // optimistic retry loop, as a service would write it
+          const auto cur = s->get("c", "counter");
+          try {
+            s->put("c", "counter", {{"n", cur->body.at("n").as_int64() + 1}}, cur->revision);
+            break;
+          } catch (const ConflictError&) {
+          }
+        }
+      }
+    });
+  }
+  for (auto& t : threads)
+    t.join();
+  EXPECT_EQ(s->get("c", "counter")->body.at("n"), 200);
+  EXPECT_EQ(s->get("c", "counter")->revision, 201);
+}
+
+}  // namespace
