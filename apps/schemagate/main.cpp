@@ -4,6 +4,7 @@
 #include "json/parse.hpp"
 #include "server/app.hpp"
 #include "server/config.hpp"
+#include "util/files.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -17,19 +18,6 @@
 namespace {
 
 using schemagate::server::Config;
-
-std::string read_file_or_stdin(const std::string& path) {
-  if (path == "-") {
-    std::ostringstream ss;
-    ss << std::cin.rdbuf();
-    return ss.str();
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 CLI::App* add_serve(CLI::App& app, Config& config, std::string& listen, std::string& tls_cert,
                     std::string& tls_key, std::string& config_file) {
@@ -196,7 +184,7 @@ int main(int argc, char** argv) {
 
   if (app.got_subcommand("jcs")) {
     try {
-      const auto text = read_file_or_stdin(jcs_file);
+      const auto text = schemagate::util::read_file(jcs_file);
       schemagate::json::ParseLimits limits;
       limits.max_document_bytes = std::size_t{1} << 31;
       limits.max_depth = 1000;

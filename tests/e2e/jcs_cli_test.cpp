@@ -2,6 +2,8 @@
 
 #include "support/process.hpp"
 
+#include "util/files.hpp"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -12,13 +14,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 TEST(JcsCli, ReproducesEveryReferenceVectorExactly) {
   const fs::path root = fs::path(SCHEMAGATE_SHARED_DIR) / "testdata/jcs/testdata";
   ASSERT_TRUE(fs::exists(root / "input")) << root;
@@ -28,7 +23,7 @@ TEST(JcsCli, ReproducesEveryReferenceVectorExactly) {
     const auto r =
         schemagate::testing::run_command({SCHEMAGATE_BINARY, "jcs", entry.path().string()});
     EXPECT_EQ(r.status, 0) << name << ": " << r.err;
-    EXPECT_EQ(r.out, slurp(root / "output" / name)) << name;
+    EXPECT_EQ(r.out, schemagate::util::read_file(root / "output" / name)) << name;
     ++checked;
   }
   EXPECT_GE(checked, 6);

@@ -1,6 +1,8 @@
 #include "json/jcs.hpp"
 #include "json/parse.hpp"
 
+#include "util/files.hpp"
+
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -17,22 +19,18 @@ using schemagate::json::format_number;
 
 namespace {
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 TEST(Jcs, ReproducesTheReferenceVectors) {
   const fs::path root = fs::path(SCHEMAGATE_SHARED_DIR) / "testdata/jcs/testdata";
   int checked = 0;
   for (const auto& entry : fs::directory_iterator(root / "input")) {
     const auto name = entry.path().filename();
-    const auto expected = slurp(root / "output" / name);
-    EXPECT_EQ(canonicalize(schemagate::json::parse(slurp(entry.path()))), expected) << name;
+    const auto expected = schemagate::util::read_file(root / "output" / name);
+    EXPECT_EQ(canonicalize(schemagate::json::parse(schemagate::util::read_file(entry.path()))),
+              expected)
+        << name;
     // outhex holds the same bytes as hex pairs: check we agree with it too.
-    std::istringstream hex(slurp(root / "outhex" / fs::path(name).replace_extension(".txt")));
+    std::istringstream hex(
+        schemagate::util::read_file(root / "outhex" / fs::path(name).replace_extension(".txt")));
     std::string bytes;
     for (std::string pair; hex >> pair;)
       bytes += static_cast<char>(std::stoi(pair, nullptr, 16));

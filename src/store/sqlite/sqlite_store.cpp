@@ -141,7 +141,7 @@ class SqliteStore final : public Store {
     std::lock_guard lock(mu_);
     auto& st = get_->bind(collection, key);
     if (!st.step()) return std::nullopt;
-    Document d = row_to_document(st, collection, key);
+    Document d = row_to_document(st, 0, collection, key);
     st.done();
     return d;
   }
@@ -161,14 +161,7 @@ class SqliteStore final : public Store {
         page.next_after_key = page.items.back().key;
         break;
       }
-      Document d;
-      d.collection = collection;
-      d.key = key;
-      d.revision = st.integer(1);
-      d.body = parse_stored(st.text(2));
-      d.created_at_ms = st.integer(3);
-      d.updated_at_ms = st.integer(4);
-      page.items.push_back(std::move(d));
+      page.items.push_back(row_to_document(st, 1, collection, key));
     }
     st.done();
     return page;
@@ -214,14 +207,16 @@ class SqliteStore final : public Store {
   }
 
  private:
-  Document row_to_document(Statement& st, std::string_view collection, std::string_view key) {
+  // Reads (revision, body, created_at, updated_at) starting at column `first`.
+  static Document row_to_document(const Statement& st, int first, std::string_view collection,
+                                  std::string_view key) {
     Document d;
     d.collection = collection;
     d.key = key;
-    d.revision = st.integer(0);
-    d.body = parse_stored(st.text(1));
-    d.created_at_ms = st.integer(2);
-    d.updated_at_ms = st.integer(3);
+    d.revision = st.integer(first);
+    d.body = parse_stored(st.text(first + 1));
+    d.created_at_ms = st.integer(first + 2);
+    d.updated_at_ms = st.integer(first + 3);
     return d;
   }
 
