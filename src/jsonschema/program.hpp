@@ -1,0 +1,167 @@
+#pragma once
+
+// The compiled form of a schema: a graph of nodes, each a flat list of instructions. What only
+// error messages need (keyword paths, absolute locations) lives in `sites`, outside the
+// instructions the hot loop reads.
+
+#include "jsonschema/schema.hpp"
+
+#include <re2/re2.h>
+#include <boost/json/value.hpp>
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace schemagate::jsonschema::detail {
+
+constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+
+enum class Op : std::uint8_t {
+  fail,  // the `false` schema
+  type,
+  const_value,
+  enum_values,
+  multiple_of,
+  maximum,
+  exclusive_maximum,
+  minimum,
+  exclusive_minimum,
+  max_length,
+  min_length,
+  pattern,
+  format,
+  max_items,
+  min_items,
+  unique_items,
+  max_properties,
+  min_properties,
+  required,
+  dependent_required,
+  ref,
+  dynamic_ref,
+  recursive_ref,
+  all_of,
+  any_of,
+  one_of,
+  not_,
+  if_then_else,
+  dependent_schemas,
+  prefix_items,
+  items,  // from index `aux` on (aux = number of prefix items)
+  contains,
+  properties,
+  pattern_properties,
+  additional_properties,
+  property_names,
+  unevaluated_items,
+  unevaluated_properties,
+};
+
+// Type bits for Op::type.
+enum TypeBit : std::uint32_t {
+  kNull = 1,
+  kBoolean = 2,
+  kObject = 4,
+  kArray = 8,
+  kNumber = 16,
+  kString = 32,
+  kInteger = 64,
+};
+
+enum class Format : std::uint8_t {
+  unknown,
+  date_time,
+  date,
+  time,
+  duration,
+  email,
+  idn_email,
+  hostname,
+  idn_hostname,
+  ipv4,
+  ipv6,
+  uri,
+  uri_reference,
+  iri,
+  iri_reference,
+  uuid,
+  json_pointer,
+  relative_json_pointer,
+  regex,
+  uri_template,
+};
+
+struct Instr {
+  Op op;
+  std::uint32_t site = 0;      // index into CompiledSchema::sites
+  std::uint32_t node = kNone;  // the single subschema, when there is one
+  std::uint32_t aux = 0;       // type mask, format, regex index, table index, prefix count
+  double number = 0;           // numeric limit
+  std::uint64_t min = 0;       // count limits (minContains)
+  std::uint64_t max = std::numeric_limits<std::uint64_t>::max();  // (maxContains)
+  std::vector<std::uint32_t> nodes;  // allOf/anyOf/oneOf/prefixItems; if/then/else
+  std::vector<std::pair<std::string, std::uint32_t>> named;        // properties, dependentSchemas
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> patterned;  // (regex, node)
+  std::vector<std::string> strings;                                // required
+  std::vector<std::pair<std::string, std::vector<std::string>>> dependencies;
+  boost::json::value value;  // const, enum (an array)
+};
+
+struct Node {
+  std::vector<Instr> instrs;
+  std::uint32_t resource = 0;
+  bool collects_annotations = false;  // has unevaluated* and so needs its children's annotations
+};
+
+struct Resource {
+  std::string uri;  // absolute, without fragment
+  Dialect dialect = Dialect::draft2020_12;
+  std::uint32_t root_node = kNone;
+  bool recursive_anchor = false;                                   // 2019-09
+  std::unordered_map<std::string, std::uint32_t> dynamic_anchors;  // 2020-12: name -> node
+};
+
+struct DynamicRef {
+  std::uint32_t target = kNone;  // the statically resolved node
+  std::string anchor;            // the fragment name
+  bool dynamic = false;          // the static target itself declares that $dynamicAnchor
+};
+
+struct Site {
+  std::string keyword;   // relative to the node, escaped: "type", "properties"
+  std::string absolute;  // absoluteKeywordLocation
+};
+
+struct CompiledSchema {
+  std::vector<Node> nodes;
+  std::vector<Resource> resources;
+  std::vector<Site> sites;
+  std::vector<std::unique_ptr<RE2>> regexes;
+  std::vector<std::string> regex_sources;
+  std::vector<DynamicRef> dynamic_refs;
+  std::uint32_t root = 0;
+  Dialect dialect = Dialect::draft2020_12;
+  bool assert_format = false;
+  std::size_t max_depth = 512;
+};
+
+// Helpers shared by the compiler and the evaluator.
+bool json_equal(const boost::json::value& a, const boost::json::value& b);
+std::size_t utf8_length(std::string_view s);
+bool check_format(Format f, const boost::json::value& v);
+Format format_from_name(std::string_view name);
+
+// ECMA-262 pattern -> RE2 syntax. Throws SchemaError for what RE2 cannot run (lookaround,
+// backreferences).
+std::string translate_ecma_regex(std::string_view pattern);
+
+// RFC 3986 reference resolution; the result has no empty trailing '#'.
+std::string resolve_uri(std::string_view base, std::string_view reference);
+// Splits "uri#fragment" into the two parts (fragment without '#').
+std::pair<std::string, std::string> split_fragment(std::string_view uri);
+
+}  // namespace schemagate::jsonschema::detail
