@@ -601,20 +601,23 @@ class Compiler {
         }
         if (!in.strings.empty()) out.push_back(std::move(in));
       }
-      const char* dep_kw = d == Dialect::draft7 ? "dependencies" : "dependentRequired";
-      if (const auto* deps = obj.if_contains(dep_kw); deps && deps->is_object()) {
-        Instr in = make(Op::dependent_required, dep_kw);
-        for (const auto& kv : deps->get_object()) {
-          if (!kv.value().is_array()) continue;  // a schema dependency (draft-07)
-          std::vector<std::string> names;
-          for (const auto& n : kv.value().get_array()) {
-            if (!n.is_string())
-              fail(doc, pointer, std::string(dep_kw) + " lists must hold strings");
-            names.emplace_back(n.get_string());
+      // "dependencies" is draft-07's; later dialects split it in two but still honour it.
+      for (const char* dep_kw : {"dependencies", "dependentRequired"}) {
+        if (d == Dialect::draft7 && std::string_view(dep_kw) == "dependentRequired") continue;
+        if (const auto* deps = obj.if_contains(dep_kw); deps && deps->is_object()) {
+          Instr in = make(Op::dependent_required, dep_kw);
+          for (const auto& kv : deps->get_object()) {
+            if (!kv.value().is_array()) continue;  // a schema dependency (draft-07)
+            std::vector<std::string> names;
+            for (const auto& n : kv.value().get_array()) {
+              if (!n.is_string())
+                fail(doc, pointer, std::string(dep_kw) + " lists must hold strings");
+              names.emplace_back(n.get_string());
+            }
+            in.dependencies.emplace_back(std::string(kv.key()), std::move(names));
           }
-          in.dependencies.emplace_back(std::string(kv.key()), std::move(names));
+          if (!in.dependencies.empty()) out.push_back(std::move(in));
         }
-        if (!in.dependencies.empty()) out.push_back(std::move(in));
       }
     }
 
@@ -644,14 +647,16 @@ class Compiler {
                     obj.contains("else") ? child("else") : kNone};
         out.push_back(std::move(in));
       }
-      const char* dep_schemas = d == Dialect::draft7 ? "dependencies" : "dependentSchemas";
-      if (const auto* deps = obj.if_contains(dep_schemas); deps && deps->is_object()) {
-        Instr in = make(Op::dependent_schemas, dep_schemas);
-        for (const auto& kv : deps->get_object()) {
-          if (kv.value().is_array()) continue;
-          in.named.emplace_back(std::string(kv.key()), child_at(dep_schemas, kv.key()));
+      for (const char* dep_schemas : {"dependencies", "dependentSchemas"}) {
+        if (d == Dialect::draft7 && std::string_view(dep_schemas) == "dependentSchemas") continue;
+        if (const auto* deps = obj.if_contains(dep_schemas); deps && deps->is_object()) {
+          Instr in = make(Op::dependent_schemas, dep_schemas);
+          for (const auto& kv : deps->get_object()) {
+            if (kv.value().is_array()) continue;
+            in.named.emplace_back(std::string(kv.key()), child_at(dep_schemas, kv.key()));
+          }
+          if (!in.named.empty()) out.push_back(std::move(in));
         }
-        if (!in.named.empty()) out.push_back(std::move(in));
       }
       // Arrays.
       std::size_t prefix = 0;

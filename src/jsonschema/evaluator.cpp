@@ -116,8 +116,9 @@ bool multiple_of(const bj::value& v, double m) {
                                 : static_cast<std::uint64_t>(v.get_int64());
     return x % mi == 0;
   }
-  const double q = v.to_number<double>() / m;
-  if (!std::isfinite(q)) return false;
+  const double x = v.to_number<double>();
+  const double q = x / m;
+  if (!std::isfinite(q)) return std::fmod(x, m) == 0;  // the quotient overflowed a double
   if (std::floor(q) == q) return true;
   // Tolerate the rounding of decimal fractions such as 0.0075 / 0.0001.
   const double r = std::round(q);

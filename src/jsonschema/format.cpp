@@ -95,7 +95,9 @@ bool duration(std::string_view s) {
     if (i == start) return 0;
     if (i >= s.size()) return -1;
     const auto pos = units.find(s[i], unit_index);
-    if (pos == std::string_view::npos) return -1;
+    // After the first component, units must follow on directly (RFC 3339 appendix A: years
+    // and days need months between them, hours and seconds need minutes).
+    if (pos == std::string_view::npos || (unit_index != 0 && pos != unit_index)) return -1;
     unit_index = pos + 1;
     ++i;
     return 1;
@@ -148,14 +150,30 @@ bool ipv6(std::string_view s) {
   return inet_pton(AF_INET6, std::string(s).c_str(), &addr) == 1;
 }
 
+// IDNA (RFC 3490 §3.1) also separates labels with U+3002, U+FF0E and U+FF61.
+std::string normalize_idn_separators(std::string_view s) {
+  std::string out(s);
+  for (const std::string_view sep : {"\xE3\x80\x82", "\xEF\xBC\x8E", "\xEF\xBD\xA1"}) {
+    for (auto pos = out.find(sep); pos != std::string::npos; pos = out.find(sep, pos)) {
+      out.replace(pos, sep.size(), ".");
+    }
+  }
+  return out;
+}
+
 bool hostname(std::string_view s, bool international) {
-  if (!s.empty() && s.back() == '.') s.remove_suffix(1);
+  std::string normalized;
+  if (international) {
+    normalized = normalize_idn_separators(s);
+    s = normalized;
+  }
   if (s.empty() || s.size() > 253) return false;
   std::size_t start = 0;
   while (start <= s.size()) {
     const auto dot = s.find('.', start);
     const auto label = s.substr(start, dot == std::string_view::npos ? s.npos : dot - start);
-    if (label.empty() || label.size() > 63 || label.front() == '-' || label.back() == '-') {
+    if (label.empty() || (!international && label.size() > 63) || label.front() == '-' ||
+        label.back() == '-') {
       return false;
     }
     if (label.size() >= 4 && label[2] == '-' && label[3] == '-' &&
@@ -260,32 +278,113 @@ std::string ascii_iri(std::string_view s) {
   return out;
 }
 
+// Boost.URL 1.81 accepts a non-numeric port and a second '@' in the authority; RFC 3986 does
+// not, so the authority is checked again here.
+bool strict_authority(std::string_view s) {
+  const auto colon = s.find(':');
+  if (colon != std::string_view::npos && colon < s.find_first_of("/?#")) {
+    s.remove_prefix(colon + 1);  // the scheme
+  }
+  if (!s.starts_with("//")) return true;  // no authority
+  auto authority = s.substr(2);
+  authority = authority.substr(0, authority.find_first_of("/?#"));
+  const auto at = authority.find('@');
+  if (at != std::string_view::npos) {
+    if (authority.find('@', at + 1) != std::string_view::npos) return false;
+    authority.remove_prefix(at + 1);
+  }
+  if (!authority.empty() && authority.front() == '[') {
+    const auto close = authority.find(']');
+    if (close == std::string_view::npos) return false;
+    authority.remove_prefix(close + 1);
+  } else {
+    const auto colon = authority.find(':');
+    authority = colon == std::string_view::npos ? std::string_view{} : authority.substr(colon);
+  }
+  if (authority.empty()) return true;
+  if (authority.front() != ':') return false;
+  for (char c : authority.substr(1)) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
+}
+
 bool uri(std::string_view s) {
   for (char c : s) {
     if (static_cast<unsigned char>(c) >= 0x80) return false;
   }
-  return boost::urls::parse_uri(s).has_value();
+  return boost::urls::parse_uri(s).has_value() && strict_authority(s);
 }
 
 bool uri_reference(std::string_view s) {
   for (char c : s) {
     if (static_cast<unsigned char>(c) >= 0x80) return false;
   }
-  return boost::urls::parse_uri_reference(s).has_value();
+  return boost::urls::parse_uri_reference(s).has_value() && strict_authority(s);
 }
 
+// RFC 6570 level 4 syntax.
 bool uri_template(std::string_view s) {
-  bool open = false;
-  for (char c : s) {
-    if (c == '{') {
-      if (open) return false;
-      open = true;
-    } else if (c == '}') {
-      if (!open) return false;
-      open = false;
+  auto pct = [&](std::size_t i) {
+    return i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
+           std::isxdigit(static_cast<unsigned char>(s[i + 2]));
+  };
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c != '{') {
+      if (c <= 0x20 || c == 0x7F ||
+          std::string_view("\"<>\\^`|}").find(static_cast<char>(c)) != std::string_view::npos) {
+        return false;
+      }
+      if (c == '%') {
+        if (!pct(i)) return false;
+        i += 3;
+      } else {
+        ++i;
+      }
+      continue;
     }
+    ++i;  // expression
+    if (i < s.size() && std::string_view("+#./;?&").find(s[i]) != std::string_view::npos) ++i;
+    while (true) {  // varspec
+      bool need_char = true;
+      std::size_t start = i;
+      while (i < s.size()) {
+        const auto v = static_cast<unsigned char>(s[i]);
+        if (std::isalnum(v) || v == '_') {
+          ++i;
+          need_char = false;
+        } else if (v == '%' && pct(i)) {
+          i += 3;
+          need_char = false;
+        } else if (v == '.' && !need_char) {
+          ++i;
+          need_char = true;
+        } else {
+          break;
+        }
+      }
+      if (i == start || need_char) return false;
+      if (i < s.size() && s[i] == ':') {
+        ++i;
+        const std::size_t d = i;
+        while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])))
+          ++i;
+        if (i == d || i - d > 4 || s[d] == '0') return false;
+      } else if (i < s.size() && s[i] == '*') {
+        ++i;
+      }
+      if (i < s.size() && s[i] == ',') {
+        ++i;
+        continue;
+      }
+      break;
+    }
+    if (i >= s.size() || s[i] != '}') return false;
+    ++i;
   }
-  return !open;
+  return true;
 }
 
 bool regex(std::string_view s) {
@@ -293,8 +392,10 @@ bool regex(std::string_view s) {
     RE2::Options opts;
     opts.set_log_errors(false);
     return RE2(translate_ecma_regex(s), opts).ok();
-  } catch (const SchemaError&) {
+  } catch (const UnsupportedRegex&) {
     return true;  // valid ECMA-262, just not runnable by RE2
+  } catch (const SchemaError&) {
+    return false;
   }
 }
 

@@ -155,8 +155,14 @@ std::size_t utf8_length(std::string_view s);
 bool check_format(Format f, const boost::json::value& v);
 Format format_from_name(std::string_view name);
 
-// ECMA-262 pattern -> RE2 syntax. Throws SchemaError for what RE2 cannot run (lookaround,
-// backreferences).
+// Valid ECMA-262 that RE2 cannot run (lookaround, backreferences).
+class UnsupportedRegex : public SchemaError {
+ public:
+  using SchemaError::SchemaError;
+};
+
+// ECMA-262 pattern -> RE2 syntax. Throws UnsupportedRegex for what RE2 cannot run and
+// SchemaError for what is not ECMA-262 at all.
 std::string translate_ecma_regex(std::string_view pattern);
 
 // RFC 3986 reference resolution; the result has no empty trailing '#'.

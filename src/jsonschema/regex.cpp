@@ -15,8 +15,8 @@ constexpr std::string_view kSpaceClass =
 constexpr std::string_view kDot = "[^\\n\\r\\x{2028}\\x{2029}]";
 
 [[noreturn]] void unsupported(std::string_view pattern, std::string_view what) {
-  throw SchemaError("pattern \"" + std::string(pattern) + "\" uses " + std::string(what) +
-                    ", which the linear-time regex engine (RE2) cannot run");
+  throw UnsupportedRegex("pattern \"" + std::string(pattern) + "\" uses " + std::string(what) +
+                         ", which the linear-time regex engine (RE2) cannot run");
 }
 
 bool is_hex(char c) {
@@ -165,6 +165,10 @@ std::string translate_ecma_regex(std::string_view p) {
         default:
           if (e >= '1' && e <= '9') unsupported(p, "a backreference");
           if (e == 'k') unsupported(p, "a named backreference");
+          if (e == 'a') {
+            throw SchemaError("pattern \"" + std::string(p) +
+                              "\" uses \\a, which is not an ECMA-262 escape");
+          }
           out += '\\';
           out += e;
       }
@@ -200,6 +204,10 @@ std::string translate_ecma_regex(std::string_view p) {
           if (k == '=' || k == '!') unsupported(p, "a lookahead");
           if (k == '<' && i + 3 < p.size() && (p[i + 3] == '=' || p[i + 3] == '!')) {
             unsupported(p, "a lookbehind");
+          }
+          if (k == 'P' || (k != ':' && k != '<')) {
+            throw SchemaError("pattern \"" + std::string(p) + "\" uses a (?" + std::string(1, k) +
+                              " group, which is not ECMA-262 syntax");
           }
           if (k == '<') {  // named group: (?<name> -> (?P<name>
             out += "(?P<";
