@@ -5,6 +5,7 @@
 #include "server/app.hpp"
 #include "server/config.hpp"
 #include "util/files.hpp"
+#include "validate_command.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -141,6 +142,9 @@ int main(int argc, char** argv) {
   std::string tls_cert, tls_key, config_file;
   CLI::App* serve = add_serve(app, config, listen, tls_cert, tls_key, config_file);
 
+  schemagate::cli::ValidateCommand validate;
+  schemagate::cli::add_validate(app, validate);
+
   auto* jcs = app.add_subcommand(
       "jcs", "Print the RFC 8785 canonical form of a JSON file (no trailing newline)");
   std::string jcs_file;
@@ -181,6 +185,8 @@ int main(int argc, char** argv) {
     if (!tls_cert.empty()) config.http.tls = schemagate::http::TlsFiles{tls_cert, tls_key};
     return schemagate::server::run(config);
   }
+
+  if (app.got_subcommand("validate")) return schemagate::cli::run_validate(validate);
 
   if (app.got_subcommand("jcs")) {
     try {

@@ -380,16 +380,18 @@ class Compiler {
     program_->nodes[idx].resource = info.resource;
     const bj::value* v = value_at(doc, pointer);
     std::vector<Instr> instrs;
+    std::vector<Annotation> annotations;
     bool collects = false;
     if (v->is_bool()) {
       if (!v->get_bool()) instrs.push_back(Instr{Op::fail, site(info, doc, pointer, "")});
     } else if (v->is_object()) {
-      compile_keywords(doc, pointer, info, v->get_object(), instrs, collects);
+      compile_keywords(doc, pointer, info, v->get_object(), instrs, collects, annotations);
     } else {
       fail(doc, pointer, "a schema must be an object or a boolean, not " + kind_name(*v));
     }
     program_->nodes[idx].instrs = std::move(instrs);
     program_->nodes[idx].collects_annotations = collects;
+    program_->nodes[idx].annotations = std::move(annotations);
     return idx;
   }
 
@@ -458,7 +460,8 @@ class Compiler {
   }
 
   void compile_keywords(std::uint32_t doc, const std::string& pointer, const LocationInfo& info,
-                        const bj::object& obj, std::vector<Instr>& out, bool& collects) {
+                        const bj::object& obj, std::vector<Instr>& out, bool& collects,
+                        std::vector<Annotation>& annotations) {
     const Dialect d = info.dialect;
     const Vocab& vocab = info.vocab;
     auto child = [&](std::string_view kw) {
@@ -726,6 +729,12 @@ class Compiler {
         Instr in = make(Op::property_names, "propertyNames");
         in.node = child("propertyNames");
         out.push_back(std::move(in));
+      }
+    }
+    for (const char* kw :
+         {"title", "description", "default", "deprecated", "readOnly", "writeOnly", "examples"}) {
+      if (const auto* v = obj.if_contains(kw)) {
+        annotations.push_back(Annotation{site(info, doc, pointer, kw), *v});
       }
     }
     if (vocab.unevaluated && d != Dialect::draft7) {

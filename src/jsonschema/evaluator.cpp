@@ -141,7 +141,9 @@ std::string type_list(std::uint32_t mask) {
 template <bool Collect>
 class Run {
  public:
-  Run(const CompiledSchema& p, std::vector<OutputUnit>* errors) : p_(p), errors_(errors) {}
+  Run(const CompiledSchema& p, std::vector<OutputUnit>* errors,
+      std::vector<AnnotationUnit>* annotations)
+      : p_(p), errors_(errors), annotations_(annotations) {}
 
   bool node(std::uint32_t index, const bj::value& inst, Evaluated* ann) {
     if (++depth_ > p_.max_depth) throw DepthExceeded{};
@@ -150,11 +152,23 @@ class Run {
     if (entered) scope_.push_back(n.resource);
     Evaluated local;
     Evaluated* here = n.collects_annotations ? &local : ann;
+    const std::size_t annotation_mark = Collect ? annotations_->size() : 0;
     bool ok = true;
     for (const Instr& in : n.instrs) {
       if (!instr(in, inst, here)) {
         ok = false;
         if constexpr (!Collect) break;
+      }
+    }
+    if constexpr (Collect) {
+      if (!ok) {
+        annotations_->resize(annotation_mark);  // a failed subschema yields no annotations
+      } else {
+        for (const auto& a : n.annotations) {
+          const Site& s = p_.sites[a.site];
+          annotations_->push_back(
+              AnnotationUnit{kw_path_ + "/" + s.keyword, s.absolute, inst_path_, a.value});
+        }
       }
     }
     if (ok && n.collects_annotations && ann) ann->merge(local);
@@ -685,6 +699,7 @@ class Run {
 
   const CompiledSchema& p_;
   std::vector<OutputUnit>* errors_;
+  std::vector<AnnotationUnit>* annotations_;
   std::vector<std::uint32_t> scope_;
   std::size_t depth_ = 0;
   std::string kw_path_, inst_path_;
@@ -702,7 +717,7 @@ Dialect Schema::dialect() const {
 
 bool Schema::validate(const bj::value& instance) const {
   try {
-    Run<false> run(*program_, nullptr);
+    Run<false> run(*program_, nullptr, nullptr);
     return run.node(program_->root, instance, nullptr);
   } catch (const DepthExceeded&) {
     return false;
@@ -716,7 +731,7 @@ ValidationResult Schema::evaluate(const bj::value& instance, OutputFormat format
     return result;
   }
   try {
-    Run<true> run(*program_, &result.errors);
+    Run<true> run(*program_, &result.errors, &result.annotations);
     result.valid = run.node(program_->root, instance, nullptr);
   } catch (const DepthExceeded&) {
     result.valid = false;
@@ -725,7 +740,10 @@ ValidationResult Schema::evaluate(const bj::value& instance, OutputFormat format
                    "evaluation nested deeper than " + std::to_string(program_->max_depth) +
                        " subschemas (a $ref cycle that never moves into the instance?)"});
   }
-  if (result.valid) result.errors.clear();
+  if (result.valid)
+    result.errors.clear();
+  else
+    result.annotations.clear();
   return result;
 }
 
@@ -740,6 +758,16 @@ bj::value ValidationResult::to_json(OutputFormat format) const {
                                 {"error", e.error}});
     }
     out["errors"] = std::move(errs);
+  }
+  if (format == OutputFormat::basic && valid && !annotations.empty()) {
+    bj::array list;
+    for (const auto& a : annotations) {
+      list.push_back(bj::object{{"keywordLocation", a.keyword_location},
+                                {"absoluteKeywordLocation", a.absolute_keyword_location},
+                                {"instanceLocation", a.instance_location},
+                                {"annotation", a.annotation}});
+    }
+    out["annotations"] = std::move(list);
   }
   return out;
 }

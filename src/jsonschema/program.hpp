@@ -111,8 +111,14 @@ struct Instr {
   boost::json::value value;  // const, enum (an array)
 };
 
+struct Annotation {
+  std::uint32_t site;
+  boost::json::value value;
+};
+
 struct Node {
   std::vector<Instr> instrs;
+  std::vector<Annotation> annotations;  // read only by collecting runs
   std::uint32_t resource = 0;
   bool collects_annotations = false;  // has unevaluated* and so needs its children's annotations
 };

@@ -53,11 +53,21 @@ struct OutputUnit {
   std::string error;                      // for a person: "expected integer, got string"
 };
 
+// An annotation a keyword attached to a location of a valid instance (title, default, readOnly,
+// ...). Annotations of subschemas that failed are dropped, as the specification requires.
+struct AnnotationUnit {
+  std::string keyword_location;
+  std::string absolute_keyword_location;
+  std::string instance_location;
+  boost::json::value annotation;
+};
+
 struct ValidationResult {
   bool valid = true;
-  std::vector<OutputUnit> errors;  // empty in flag format
+  std::vector<OutputUnit> errors;           // basic format, when invalid
+  std::vector<AnnotationUnit> annotations;  // basic format, when valid
 
-  // {"valid": ...} or {"valid": false, "errors": [...]}, per the 2020-12 output formats.
+  // {"valid": ...} plus "errors" or "annotations", per the 2020-12 output formats.
   boost::json::value to_json(OutputFormat format) const;
 };
 
