@@ -152,10 +152,16 @@ bool ipv6(std::string_view s) {
 
 // IDNA (RFC 3490 §3.1) also separates labels with U+3002, U+FF0E and U+FF61.
 std::string normalize_idn_separators(std::string_view s) {
-  std::string out(s);
-  for (const std::string_view sep : {"\xE3\x80\x82", "\xEF\xBC\x8E", "\xEF\xBD\xA1"}) {
-    for (auto pos = out.find(sep); pos != std::string::npos; pos = out.find(sep, pos)) {
-      out.replace(pos, sep.size(), ".");
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    const auto rest = s.substr(i);
+    if (rest.starts_with("\xE3\x80\x82") || rest.starts_with("\xEF\xBC\x8E") ||
+        rest.starts_with("\xEF\xBD\xA1")) {
+      out += '.';
+      i += 3;
+    } else {
+      out += s[i++];
     }
   }
   return out;
