@@ -53,6 +53,7 @@ const rows = [];
 for (const d of dirs) {
   const name = d.split('/').pop();
   const a = ajv.get(name), s = sg.get(name);
+  if (!a || a.error || !s) { console.log(`skipped ${name}: ${a?.error ?? 'schemagate refused the schema (see above)'}`); continue; }
   rows.push({ name, instances: a.instances, agree: a.valid === s.valid, ajv_valid: a.valid, sg_valid: s.valid,
               ajv_ns: a.ns_preparsed, sg_ns: s.ns_preparsed, speedup: a.ns_preparsed / s.ns_preparsed,
               ajv_raw_ns: a.ns_raw, sg_raw_ns: s.ns_raw, raw_speedup: a.ns_raw / s.ns_raw,

@@ -510,6 +510,7 @@ class Compiler {
           dr.dynamic = anchor && anchor->is_string() && anchor->get_string() == fragment.c_str();
         }
         program_->dynamic_refs.push_back(std::move(dr));
+        program_->uses_dynamic_scope = true;
         Instr in = make(Op::dynamic_ref, "$dynamicRef");
         in.aux = static_cast<std::uint32_t>(program_->dynamic_refs.size() - 1);
         out.push_back(std::move(in));
@@ -519,6 +520,7 @@ class Compiler {
       if (const auto* ref = obj.if_contains("$recursiveRef")) {
         if (!ref->is_string()) fail(doc, pointer, "$recursiveRef must be a string");
         const Target t = resolve_reference(doc, pointer, info, ref->get_string());
+        program_->uses_dynamic_scope = true;
         Instr in = make(Op::recursive_ref, "$recursiveRef");
         in.node = compile_node(t.doc, t.pointer);
         out.push_back(std::move(in));
@@ -696,34 +698,37 @@ class Compiler {
         out.push_back(std::move(in));
       }
       // Objects.
-      Instr props = make(Op::properties, "properties");
+      std::uint32_t table = kNone;
       if (const auto* p = obj.if_contains("properties")) {
         if (!p->is_object()) fail(doc, pointer, "properties must be an object");
+        PropertyTable t;
         for (const auto& kv : p->get_object()) {
-          props.named.emplace_back(std::string(kv.key()), child_at("properties", kv.key()));
+          t.add(std::string(kv.key()), child_at("properties", kv.key()));
         }
+        program_->property_tables.push_back(std::move(t));
+        table = static_cast<std::uint32_t>(program_->property_tables.size() - 1);
+        Instr in = make(Op::properties, "properties");
+        in.aux = table;
+        out.push_back(std::move(in));
       }
-      Instr patterns = make(Op::pattern_properties, "patternProperties");
+      std::vector<std::uint32_t> pattern_regexes;
       if (const auto* p = obj.if_contains("patternProperties")) {
         if (!p->is_object()) fail(doc, pointer, "patternProperties must be an object");
+        Instr in = make(Op::pattern_properties, "patternProperties");
         for (const auto& kv : p->get_object()) {
-          patterns.patterned.emplace_back(add_regex(doc, pointer + "/patternProperties", kv.key()),
-                                          child_at("patternProperties", kv.key()));
+          const auto re = add_regex(doc, pointer + "/patternProperties", kv.key());
+          in.patterned.emplace_back(re, child_at("patternProperties", kv.key()));
+          pattern_regexes.push_back(re);
         }
+        if (!in.patterned.empty()) out.push_back(std::move(in));
       }
       if (obj.contains("additionalProperties")) {
         Instr in = make(Op::additional_properties, "additionalProperties");
         in.node = child("additionalProperties");
-        for (const auto& [name, n] : props.named)
-          in.strings.push_back(name);
-        for (const auto& [re, n] : patterns.patterned)
+        in.aux = table;
+        for (const auto re : pattern_regexes)
           in.patterned.emplace_back(re, kNone);
-        if (!props.named.empty()) out.push_back(std::move(props));
-        if (!patterns.patterned.empty()) out.push_back(std::move(patterns));
         out.push_back(std::move(in));
-      } else {
-        if (!props.named.empty()) out.push_back(std::move(props));
-        if (!patterns.patterned.empty()) out.push_back(std::move(patterns));
       }
       if (obj.contains("propertyNames")) {
         Instr in = make(Op::property_names, "propertyNames");
@@ -784,6 +789,22 @@ class Compiler {
   std::unordered_map<std::string, std::uint32_t> memo_;
   std::unordered_set<std::uint32_t> used_resources_;
 };
+
+void PropertyTable::add(std::string name, std::uint32_t node) {
+  index_.emplace(name, node);
+  entries_.emplace_back(std::move(name), node);
+}
+
+std::uint32_t PropertyTable::find(std::string_view name) const {
+  if (entries_.size() <= 8) {
+    for (const auto& [n, node] : entries_) {
+      if (n.size() == name.size() && n == name) return node;
+    }
+    return kNone;
+  }
+  const auto it = index_.find(name);
+  return it == index_.end() ? kNone : it->second;
+}
 
 std::shared_ptr<const CompiledSchema> compile_program(const bj::value& schema,
                                                       const CompileOptions& options) {

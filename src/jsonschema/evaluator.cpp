@@ -5,10 +5,12 @@
 #include "json/pointer.hpp"
 #include "jsonschema/program.hpp"
 
+#include <boost/container/small_vector.hpp>
 #include <boost/json/serialize.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace schemagate::jsonschema {
 
@@ -148,10 +150,11 @@ class Run {
   bool node(std::uint32_t index, const bj::value& inst, Evaluated* ann) {
     if (++depth_ > p_.max_depth) throw DepthExceeded{};
     const Node& n = p_.nodes[index];
-    const bool entered = scope_.empty() || scope_.back() != n.resource;
+    const bool entered = p_.uses_dynamic_scope && (scope_.empty() || scope_.back() != n.resource);
     if (entered) scope_.push_back(n.resource);
-    Evaluated local;
-    Evaluated* here = n.collects_annotations ? &local : ann;
+    std::optional<Evaluated> local;
+    Evaluated* here = ann;
+    if (n.collects_annotations) here = &local.emplace();
     const std::size_t annotation_mark = Collect ? annotations_->size() : 0;
     bool ok = true;
     for (const Instr& in : n.instrs) {
@@ -171,40 +174,65 @@ class Run {
         }
       }
     }
-    if (ok && n.collects_annotations && ann) ann->merge(local);
+    if (ok && local && ann) ann->merge(*local);
     if (entered) scope_.pop_back();
     --depth_;
     return ok;
   }
 
  private:
-  // Path bookkeeping, only in collecting runs.
-  struct Step {
-    Run& run;
-    std::size_t kw_len, inst_len;
-    Step(Run& r, std::string_view kw_segment, std::string_view inst_segment = {},
-         bool has_inst = false)
-        : run(r), kw_len(r.kw_path_.size()), inst_len(r.inst_path_.size()) {
+  // Extends the keyword and instance paths for one descent and restores them after; every
+  // method is a no-op in flag runs, which keep no paths.
+  class Step {
+   public:
+    explicit Step(Run& r) : run_(r) {
       if constexpr (Collect) {
-        r.kw_path_ += kw_segment;
-        if (has_inst) {
-          r.inst_path_ += '/';
-          r.inst_path_ += json::escape_token(inst_segment);
-        }
+        kw_len_ = r.kw_path_.size();
+        inst_len_ = r.inst_path_.size();
       }
     }
     ~Step() {
       if constexpr (Collect) {
-        run.kw_path_.resize(kw_len);
-        run.inst_path_.resize(inst_len);
+        run_.kw_path_.resize(kw_len_);
+        run_.inst_path_.resize(inst_len_);
       }
     }
-  };
+    Step(const Step&) = delete;
+    Step& operator=(const Step&) = delete;
 
-  std::string segment(const Instr& in) const {
-    if constexpr (!Collect) return {};
-    return "/" + p_.sites[in.site].keyword;
-  }
+    Step& keyword(const Instr& in) {
+      if constexpr (Collect) append(run_.kw_path_, run_.p_.sites[in.site].keyword);
+      return *this;
+    }
+    Step& keyword(std::string_view escaped) {
+      if constexpr (Collect) append(run_.kw_path_, escaped);
+      return *this;
+    }
+    Step& keyword_index(std::size_t i) {
+      if constexpr (Collect) append(run_.kw_path_, std::to_string(i));
+      return *this;
+    }
+    Step& keyword_name(std::string_view name) {
+      if constexpr (Collect) append(run_.kw_path_, json::escape_token(name));
+      return *this;
+    }
+    Step& instance_index(std::size_t i) {
+      if constexpr (Collect) append(run_.inst_path_, std::to_string(i));
+      return *this;
+    }
+    Step& instance_key(std::string_view key) {
+      if constexpr (Collect) append(run_.inst_path_, json::escape_token(key));
+      return *this;
+    }
+
+   private:
+    static void append(std::string& path, std::string_view segment) {
+      path += '/';
+      path += segment;
+    }
+    Run& run_;
+    std::size_t kw_len_ = 0, inst_len_ = 0;
+  };
 
   template <typename MakeMessage>
   bool error(const Instr& in, MakeMessage&& make_message) {
@@ -217,16 +245,21 @@ class Run {
     return false;
   }
 
-  // A child at the same instance location, reached through `kw_segment`.
-  bool in_place(std::uint32_t child, std::string_view kw_segment, const bj::value& inst,
-                Evaluated* ann) {
-    Step step(*this, kw_segment);
-    return node(child, inst, ann);
+  std::size_t error_mark() const {
+    if constexpr (Collect) return errors_->size();
+    return 0;
+  }
+  void drop_errors(std::size_t mark) {
+    if constexpr (Collect) errors_->resize(mark);
   }
 
   bool is_false_schema(std::uint32_t n) const {
     const auto& instrs = p_.nodes[n].instrs;
     return instrs.size() == 1 && instrs[0].op == Op::fail;
+  }
+
+  bool matches(std::uint32_t regex, std::string_view s) const {
+    return RE2::PartialMatch(re2::StringPiece(s.data(), s.size()), *p_.regexes[regex]);
   }
 
   bool instr(const Instr& in, const bj::value& inst, Evaluated* ann) {
@@ -293,7 +326,10 @@ class Run {
         });
 
       case Op::max_length:
-        if (!inst.is_string() || utf8_length(inst.get_string()) <= in.max) return true;
+        if (!inst.is_string() || inst.get_string().size() <= in.max ||
+            utf8_length(inst.get_string()) <= in.max) {
+          return true;
+        }
         return error(in, [&] {
           return "must be at most " + std::to_string(in.max) + " characters long, got " +
                  std::to_string(utf8_length(inst.get_string()));
@@ -305,11 +341,7 @@ class Run {
                  std::to_string(utf8_length(inst.get_string()));
         });
       case Op::pattern: {
-        if (!inst.is_string()) return true;
-        const auto& s = inst.get_string();
-        if (RE2::PartialMatch(re2::StringPiece(s.data(), s.size()), *p_.regexes[in.aux])) {
-          return true;
-        }
+        if (!inst.is_string() || matches(in.aux, inst.get_string())) return true;
         return error(in, [&] { return "does not match the pattern " + p_.regex_sources[in.aux]; });
       }
       case Op::format:
@@ -384,8 +416,11 @@ class Run {
         return ok;
       }
 
-      case Op::ref:
-        return in_place(in.node, segment(in), inst, ann);
+      case Op::ref: {
+        Step step(*this);
+        step.keyword(in);
+        return node(in.node, inst, ann);
+      }
       case Op::dynamic_ref: {
         const DynamicRef& dr = p_.dynamic_refs[in.aux];
         std::uint32_t target = dr.target;
@@ -398,7 +433,9 @@ class Run {
             }
           }
         }
-        return in_place(target, segment(in), inst, ann);
+        Step step(*this);
+        step.keyword(in);
+        return node(target, inst, ann);
       }
       case Op::recursive_ref: {
         std::uint32_t target = in.node;
@@ -410,14 +447,17 @@ class Run {
             }
           }
         }
-        return in_place(target, segment(in), inst, ann);
+        Step step(*this);
+        step.keyword(in);
+        return node(target, inst, ann);
       }
 
       case Op::all_of: {
         bool ok = true;
         for (std::size_t i = 0; i < in.nodes.size(); ++i) {
-          if (!in_place(in.nodes[i], Collect ? segment(in) + "/" + std::to_string(i) : "", inst,
-                        ann)) {
+          Step step(*this);
+          step.keyword(in).keyword_index(i);
+          if (!node(in.nodes[i], inst, ann)) {
             ok = false;
             if constexpr (!Collect) return false;
           }
@@ -426,20 +466,20 @@ class Run {
       }
       case Op::any_of: {
         bool any = false;
-        const std::size_t mark = Collect ? errors_->size() : 0;
+        const std::size_t mark = error_mark();
         for (std::size_t i = 0; i < in.nodes.size(); ++i) {
-          Evaluated branch;
-          if (in_place(in.nodes[i], Collect ? segment(in) + "/" + std::to_string(i) : "", inst,
-                       ann ? &branch : nullptr)) {
+          std::optional<Evaluated> branch;
+          if (ann) branch.emplace();
+          Step step(*this);
+          step.keyword(in).keyword_index(i);
+          if (node(in.nodes[i], inst, branch ? &*branch : nullptr)) {
             any = true;
-            if (ann)
-              ann->merge(branch);
-            else
-              break;  // nobody needs the other branches' annotations
+            if (!ann) break;  // nobody needs the other branches' annotations
+            ann->merge(*branch);
           }
         }
         if (any) {
-          if constexpr (Collect) errors_->resize(mark);
+          drop_errors(mark);
           return true;
         }
         return error(in, [&] {
@@ -447,30 +487,34 @@ class Run {
         });
       }
       case Op::one_of: {
-        std::vector<std::size_t> matched;
-        const std::size_t mark = Collect ? errors_->size() : 0;
-        Evaluated chosen;
+        std::size_t matched = 0, first = 0, second = 0;
+        const std::size_t mark = error_mark();
+        std::optional<Evaluated> chosen;
         for (std::size_t i = 0; i < in.nodes.size(); ++i) {
-          Evaluated branch;
-          if (in_place(in.nodes[i], Collect ? segment(in) + "/" + std::to_string(i) : "", inst,
-                       ann ? &branch : nullptr)) {
-            matched.push_back(i);
-            if (matched.size() == 1)
+          std::optional<Evaluated> branch;
+          if (ann) branch.emplace();
+          Step step(*this);
+          step.keyword(in).keyword_index(i);
+          if (node(in.nodes[i], inst, branch ? &*branch : nullptr)) {
+            if (++matched == 1) {
+              first = i;
               chosen = std::move(branch);
-            else if constexpr (!Collect)
+            } else {
+              second = i;
               break;
+            }
           }
         }
-        if (matched.size() == 1) {
-          if constexpr (Collect) errors_->resize(mark);
-          if (ann) ann->merge(chosen);
+        if (matched == 1) {
+          drop_errors(mark);
+          if (ann) ann->merge(*chosen);
           return true;
         }
-        if (matched.size() > 1) {
-          if constexpr (Collect) errors_->resize(mark);
+        if (matched > 1) {
+          drop_errors(mark);
           return error(in, [&] {
-            return "matches alternatives " + std::to_string(matched[0]) + " and " +
-                   std::to_string(matched[1]) + "; exactly one must match";
+            return "matches alternatives " + std::to_string(first) + " and " +
+                   std::to_string(second) + "; exactly one must match";
           });
         }
         return error(in, [&] {
@@ -479,29 +523,43 @@ class Run {
         });
       }
       case Op::not_: {
-        const std::size_t mark = Collect ? errors_->size() : 0;
-        const bool matched = in_place(in.node, segment(in), inst, nullptr);
-        if constexpr (Collect) errors_->resize(mark);
+        const std::size_t mark = error_mark();
+        bool matched;
+        {
+          Step step(*this);
+          step.keyword(in);
+          matched = node(in.node, inst, nullptr);
+        }
+        drop_errors(mark);
         if (!matched) return true;
         return error(in, [] { return std::string("must not match the schema in \"not\""); });
       }
       case Op::if_then_else: {
-        const std::size_t mark = Collect ? errors_->size() : 0;
-        Evaluated cond;
-        const bool holds = in_place(in.nodes[0], segment(in), inst, ann ? &cond : nullptr);
-        if constexpr (Collect) errors_->resize(mark);
-        if (holds && ann) ann->merge(cond);
+        const std::size_t mark = error_mark();
+        std::optional<Evaluated> cond;
+        if (ann) cond.emplace();
+        bool holds;
+        {
+          Step step(*this);
+          step.keyword(in);
+          holds = node(in.nodes[0], inst, cond ? &*cond : nullptr);
+        }
+        drop_errors(mark);
+        if (holds && ann) ann->merge(*cond);
         const std::uint32_t next = holds ? in.nodes[1] : in.nodes[2];
         if (next == kNone) return true;
-        return in_place(next, Collect ? std::string(holds ? "/then" : "/else") : "", inst, ann);
+        Step step(*this);
+        step.keyword(holds ? "then" : "else");
+        return node(next, inst, ann);
       }
       case Op::dependent_schemas: {
         if (!inst.is_object()) return true;
         bool ok = true;
         for (const auto& [prop, n] : in.named) {
           if (!inst.get_object().contains(prop)) continue;
-          if (!in_place(n, Collect ? segment(in) + "/" + json::escape_token(prop) : "", inst,
-                        ann)) {
+          Step step(*this);
+          step.keyword(in).keyword_name(prop);
+          if (!node(n, inst, ann)) {
             ok = false;
             if constexpr (!Collect) return false;
           }
@@ -515,8 +573,8 @@ class Run {
         const std::size_t n = std::min(a.size(), in.nodes.size());
         bool ok = true;
         for (std::size_t i = 0; i < n; ++i) {
-          const std::string idx = std::to_string(i);
-          Step step(*this, Collect ? segment(in) + "/" + idx : "", idx, true);
+          Step step(*this);
+          step.keyword(in).keyword_index(i).instance_index(i);
           if (!node(in.nodes[i], a[i], nullptr)) {
             ok = false;
             if constexpr (!Collect) return false;
@@ -530,7 +588,9 @@ class Run {
         const auto& a = inst.get_array();
         bool ok = true;
         for (std::size_t i = in.aux; i < a.size(); ++i) {
-          if (!item(in, i, a[i], in.node)) {
+          Step step(*this);
+          step.keyword(in).instance_index(i);
+          if (!node(in.node, a[i], nullptr)) {
             ok = false;
             if constexpr (!Collect) return false;
           }
@@ -542,18 +602,21 @@ class Run {
         if (!inst.is_array()) return true;
         const auto& a = inst.get_array();
         std::uint64_t count = 0;
-        const std::size_t mark = Collect ? errors_->size() : 0;
+        const std::size_t mark = error_mark();
         std::vector<std::size_t> hits;
         for (std::size_t i = 0; i < a.size(); ++i) {
-          const std::string idx = Collect ? std::to_string(i) : std::string();
-          Step step(*this, segment(in), idx, true);
+          Step step(*this);
+          step.keyword(in).instance_index(i);
           if (node(in.node, a[i], nullptr)) {
             ++count;
             if (ann) hits.push_back(i);
-            if (!Collect && !ann && count >= in.min && in.max == UINT64_MAX) break;
+            if (!Collect && !ann && count >= in.min &&
+                in.max == std::numeric_limits<std::uint64_t>::max()) {
+              break;
+            }
           }
         }
-        if constexpr (Collect) errors_->resize(mark);
+        drop_errors(mark);
         if (count < in.min) {
           return error(in, [&] {
             return "must contain at least " + std::to_string(in.min) + " matching item" +
@@ -573,14 +636,26 @@ class Run {
       case Op::properties: {
         if (!inst.is_object()) return true;
         const auto& obj = inst.get_object();
+        const PropertyTable& table = p_.property_tables[in.aux];
         bool ok = true;
-        for (const auto& [name, n] : in.named) {
-          const auto it = obj.find(name);
-          if (it == obj.end()) continue;
-          if (ann) ann->properties.push_back(it->key());
-          if (!property(in, it->key(), it->value(), n)) {
-            ok = false;
-            if constexpr (!Collect) return false;
+        auto check = [&](std::string_view key, const bj::value& v, std::uint32_t n) {
+          if (ann) ann->properties.push_back(key);
+          Step step(*this);
+          step.keyword(in).keyword_name(key).instance_key(key);
+          if (node(n, v, nullptr)) return true;
+          ok = false;
+          return false;
+        };
+        // Walk whichever side is smaller: the instance's members or the schema's names.
+        if (obj.size() <= table.entries().size()) {
+          for (const auto& kv : obj) {
+            const std::uint32_t n = table.find(kv.key());
+            if (n != kNone && !check(kv.key(), kv.value(), n) && !Collect) return false;
+          }
+        } else {
+          for (const auto& [name, n] : table.entries()) {
+            const auto it = obj.find(name);
+            if (it != obj.end() && !check(it->key(), it->value(), n) && !Collect) return false;
           }
         }
         return ok;
@@ -591,11 +666,11 @@ class Run {
         for (const auto& kv : inst.get_object()) {
           const auto key = kv.key();
           for (const auto& [re, n] : in.patterned) {
-            if (!RE2::PartialMatch(re2::StringPiece(key.data(), key.size()), *p_.regexes[re])) {
-              continue;
-            }
+            if (!matches(re, key)) continue;
             if (ann) ann->properties.push_back(key);
-            if (!property(in, key, kv.value(), n, p_.regex_sources[re])) {
+            Step step(*this);
+            step.keyword(in).keyword_name(p_.regex_sources[re]).instance_key(key);
+            if (!node(n, kv.value(), nullptr)) {
               ok = false;
               if constexpr (!Collect) return false;
             }
@@ -608,11 +683,10 @@ class Run {
         bool ok = true;
         for (const auto& kv : inst.get_object()) {
           const auto key = kv.key();
-          if (std::find(in.strings.begin(), in.strings.end(), key) != in.strings.end()) continue;
+          if (in.aux != kNone && p_.property_tables[in.aux].find(key) != kNone) continue;
           bool by_pattern = false;
           for (const auto& pr : in.patterned) {
-            if (RE2::PartialMatch(re2::StringPiece(key.data(), key.size()),
-                                  *p_.regexes[pr.first])) {
+            if (matches(pr.first, key)) {
               by_pattern = true;
               break;
             }
@@ -631,7 +705,8 @@ class Run {
         bool ok = true;
         for (const auto& kv : inst.get_object()) {
           const bj::value name(kv.key());
-          Step step(*this, segment(in), kv.key(), true);
+          Step step(*this);
+          step.keyword(in).instance_key(kv.key());
           if (!node(in.node, name, nullptr)) {
             ok = false;
             if constexpr (!Collect) return false;
@@ -645,7 +720,9 @@ class Run {
         bool ok = true;
         for (std::size_t i = 0; i < a.size(); ++i) {
           if (ann && ann->has_item(i)) continue;
-          if (!item(in, i, a[i], in.node)) {
+          Step step(*this);
+          step.keyword(in).instance_index(i);
+          if (!node(in.node, a[i], nullptr)) {
             ok = false;
             if constexpr (!Collect) return false;
           }
@@ -670,37 +747,24 @@ class Run {
     return true;
   }
 
-  bool item(const Instr& in, std::size_t i, const bj::value& v, std::uint32_t n) {
-    const std::string idx = Collect ? std::to_string(i) : std::string();
-    Step step(*this, segment(in), idx, true);
-    return node(n, v, nullptr);
-  }
-
-  bool property(const Instr& in, std::string_view name, const bj::value& v, std::uint32_t n,
-                std::string_view via = {}) {
-    Step step(*this,
-              Collect ? segment(in) + "/" + json::escape_token(via.empty() ? name : via) : "", name,
-              true);
-    return node(n, v, nullptr);
-  }
-
   // additionalProperties / unevaluatedProperties: a false schema gets one clear message.
   bool extra_property(const Instr& in, std::string_view name, const bj::value& v,
                       const char* keyword) {
+    Step step(*this);
+    step.instance_key(name);
     if (is_false_schema(in.node)) {
-      Step step(*this, "", name, true);
       return error(in, [&] {
         return "property \"" + std::string(name) + "\" is not allowed (" + keyword + ")";
       });
     }
-    Step step(*this, segment(in), name, true);
+    step.keyword(in);
     return node(in.node, v, nullptr);
   }
 
   const CompiledSchema& p_;
   std::vector<OutputUnit>* errors_;
   std::vector<AnnotationUnit>* annotations_;
-  std::vector<std::uint32_t> scope_;
+  boost::container::small_vector<std::uint32_t, 16> scope_;
   std::size_t depth_ = 0;
   std::string kw_path_, inst_path_;
 };

@@ -111,6 +111,23 @@ struct Instr {
   boost::json::value value;  // const, enum (an array)
 };
 
+// The names of a `properties` keyword, for lookups by instance key: a short list is scanned
+// (cheaper than hashing a short key), a long one goes through a hash map.
+class PropertyTable {
+ public:
+  void add(std::string name, std::uint32_t node);
+  std::uint32_t find(std::string_view name) const;  // kNone when absent
+  const std::vector<std::pair<std::string, std::uint32_t>>& entries() const { return entries_; }
+
+ private:
+  struct Hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::vector<std::pair<std::string, std::uint32_t>> entries_;
+  std::unordered_map<std::string, std::uint32_t, Hash, std::equal_to<>> index_;
+};
+
 struct Annotation {
   std::uint32_t site;
   boost::json::value value;
@@ -149,6 +166,8 @@ struct CompiledSchema {
   std::vector<std::unique_ptr<RE2>> regexes;
   std::vector<std::string> regex_sources;
   std::vector<DynamicRef> dynamic_refs;
+  std::vector<PropertyTable> property_tables;
+  bool uses_dynamic_scope = false;  // $dynamicRef or $recursiveRef present
   std::uint32_t root = 0;
   Dialect dialect = Dialect::draft2020_12;
   bool assert_format = false;
