@@ -9,7 +9,9 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -379,20 +381,62 @@ class Compiler {
     used_resources_.insert(info.resource);
     program_->nodes[idx].resource = info.resource;
     const bj::value* v = value_at(doc, pointer);
-    std::vector<Instr> instrs;
+    std::vector<InstrSpec> instrs;
     std::vector<Annotation> annotations;
     bool collects = false;
     if (v->is_bool()) {
-      if (!v->get_bool()) instrs.push_back(Instr{Op::fail, site(info, doc, pointer, "")});
+      if (!v->get_bool()) instrs.push_back(spec(Op::fail, site(info, doc, pointer, "")));
     } else if (v->is_object()) {
       compile_keywords(doc, pointer, info, v->get_object(), instrs, collects, annotations);
     } else {
       fail(doc, pointer, "a schema must be an object or a boolean, not " + kind_name(*v));
     }
-    program_->nodes[idx].instrs = std::move(instrs);
+    std::vector<Instr> runtime;
+    runtime.reserve(instrs.size());
+    for (auto& in : instrs) {
+      Instr slim = in;
+      if (uses_data(in.op)) {
+        program_->data.push_back(std::move(in.extra));
+        slim.data = static_cast<std::uint32_t>(program_->data.size() - 1);
+      }
+      runtime.push_back(slim);
+    }
+    auto& node = program_->nodes[idx];
+    if (!collects && runtime.empty()) node.shape = Node::Shape::always_valid;
+    if (!collects && runtime.size() == 1 && runtime[0].op == Op::type) {
+      node.shape = Node::Shape::type_only;
+    }
+    node.instrs = std::move(runtime);
     program_->nodes[idx].collects_annotations = collects;
     program_->nodes[idx].annotations = std::move(annotations);
     return idx;
+  }
+
+  static bool uses_data(Op op) {
+    switch (op) {
+      case Op::const_value:
+      case Op::enum_values:
+      case Op::required:
+      case Op::dependent_required:
+      case Op::dependent_schemas:
+      case Op::all_of:
+      case Op::any_of:
+      case Op::one_of:
+      case Op::if_then_else:
+      case Op::prefix_items:
+      case Op::pattern_properties:
+      case Op::additional_properties:
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  static InstrSpec spec(Op op, std::uint32_t site) {
+    InstrSpec in;
+    in.op = op;
+    in.site = site;
+    return in;
   }
 
   static std::string kind_name(const bj::value& v) {
@@ -460,7 +504,7 @@ class Compiler {
   }
 
   void compile_keywords(std::uint32_t doc, const std::string& pointer, const LocationInfo& info,
-                        const bj::object& obj, std::vector<Instr>& out, bool& collects,
+                        const bj::object& obj, std::vector<InstrSpec>& out, bool& collects,
                         std::vector<Annotation>& annotations) {
     const Dialect d = info.dialect;
     const Vocab& vocab = info.vocab;
@@ -472,8 +516,7 @@ class Compiler {
                           pointer + "/" + json::escape_token(kw) + "/" + json::escape_token(token));
     };
     auto make = [&](Op op, std::string_view kw) {
-      Instr in{op, site(info, doc, pointer, json::escape_token(kw))};
-      return in;
+      return spec(op, site(info, doc, pointer, json::escape_token(kw)));
     };
     auto schema_array = [&](std::string_view kw, const bj::value& v) {
       if (!v.is_array() || v.get_array().empty()) {
@@ -489,7 +532,7 @@ class Compiler {
     // draft-07: $ref replaces the whole schema.
     if (const auto* ref = obj.if_contains("$ref")) {
       if (!ref->is_string()) fail(doc, pointer, "$ref must be a string");
-      Instr in = make(Op::ref, "$ref");
+      InstrSpec in = make(Op::ref, "$ref");
       const Target t = resolve_reference(doc, pointer, info, ref->get_string());
       in.node = compile_node(t.doc, t.pointer);
       out.push_back(std::move(in));
@@ -511,7 +554,7 @@ class Compiler {
         }
         program_->dynamic_refs.push_back(std::move(dr));
         program_->uses_dynamic_scope = true;
-        Instr in = make(Op::dynamic_ref, "$dynamicRef");
+        InstrSpec in = make(Op::dynamic_ref, "$dynamicRef");
         in.aux = static_cast<std::uint32_t>(program_->dynamic_refs.size() - 1);
         out.push_back(std::move(in));
       }
@@ -521,7 +564,7 @@ class Compiler {
         if (!ref->is_string()) fail(doc, pointer, "$recursiveRef must be a string");
         const Target t = resolve_reference(doc, pointer, info, ref->get_string());
         program_->uses_dynamic_scope = true;
-        Instr in = make(Op::recursive_ref, "$recursiveRef");
+        InstrSpec in = make(Op::recursive_ref, "$recursiveRef");
         in.node = compile_node(t.doc, t.pointer);
         out.push_back(std::move(in));
       }
@@ -529,7 +572,7 @@ class Compiler {
 
     if (vocab.validation) {
       if (const auto* t = obj.if_contains("type")) {
-        Instr in = make(Op::type, "type");
+        InstrSpec in = make(Op::type, "type");
         auto add = [&](const bj::value& name) {
           const std::uint32_t bit = name.is_string() ? type_bit(name.get_string()) : 0;
           if (!bit) fail(doc, pointer, "unknown type " + bj::serialize(name));
@@ -544,14 +587,14 @@ class Compiler {
         out.push_back(std::move(in));
       }
       if (const auto* c = obj.if_contains("const")) {
-        Instr in = make(Op::const_value, "const");
-        in.value = *c;
+        InstrSpec in = make(Op::const_value, "const");
+        in.extra.value = *c;
         out.push_back(std::move(in));
       }
       if (const auto* e = obj.if_contains("enum")) {
         if (!e->is_array()) fail(doc, pointer, "enum must be an array");
-        Instr in = make(Op::enum_values, "enum");
-        in.value = *e;
+        InstrSpec in = make(Op::enum_values, "enum");
+        in.extra.value = *e;
         out.push_back(std::move(in));
       }
       struct NumericKeyword {
@@ -564,7 +607,7 @@ class Compiler {
             NumericKeyword{"minimum", Op::minimum},
             NumericKeyword{"exclusiveMinimum", Op::exclusive_minimum}}) {
         if (const auto* v = obj.if_contains(nk.name)) {
-          Instr in = make(nk.op, nk.name);
+          InstrSpec in = make(nk.op, nk.name);
           in.number = number_of(doc, pointer, nk.name, *v);
           if (nk.op == Op::multiple_of && !(in.number > 0)) {
             fail(doc, pointer, "multipleOf must be greater than 0");
@@ -582,14 +625,14 @@ class Compiler {
             CountKeyword{"maxProperties", Op::max_properties},
             CountKeyword{"minProperties", Op::min_properties}}) {
         if (const auto* v = obj.if_contains(ck.name)) {
-          Instr in = make(ck.op, ck.name);
+          InstrSpec in = make(ck.op, ck.name);
           in.max = count_of(doc, pointer, ck.name, *v);
           out.push_back(std::move(in));
         }
       }
       if (const auto* p = obj.if_contains("pattern")) {
         if (!p->is_string()) fail(doc, pointer, "pattern must be a string");
-        Instr in = make(Op::pattern, "pattern");
+        InstrSpec in = make(Op::pattern, "pattern");
         in.aux = add_regex(doc, pointer + "/pattern", p->get_string());
         out.push_back(std::move(in));
       }
@@ -599,18 +642,18 @@ class Compiler {
       }
       if (const auto* r = obj.if_contains("required")) {
         if (!r->is_array()) fail(doc, pointer, "required must be an array of strings");
-        Instr in = make(Op::required, "required");
+        InstrSpec in = make(Op::required, "required");
         for (const auto& name : r->get_array()) {
           if (!name.is_string()) fail(doc, pointer, "required must be an array of strings");
-          in.strings.emplace_back(name.get_string());
+          in.extra.strings.emplace_back(name.get_string());
         }
-        if (!in.strings.empty()) out.push_back(std::move(in));
+        if (!in.extra.strings.empty()) out.push_back(std::move(in));
       }
       // "dependencies" is draft-07's; later dialects split it in two but still honour it.
       for (const char* dep_kw : {"dependencies", "dependentRequired"}) {
         if (d == Dialect::draft7 && std::string_view(dep_kw) == "dependentRequired") continue;
         if (const auto* deps = obj.if_contains(dep_kw); deps && deps->is_object()) {
-          Instr in = make(Op::dependent_required, dep_kw);
+          InstrSpec in = make(Op::dependent_required, dep_kw);
           for (const auto& kv : deps->get_object()) {
             if (!kv.value().is_array()) continue;  // a schema dependency (draft-07)
             std::vector<std::string> names;
@@ -619,16 +662,16 @@ class Compiler {
                 fail(doc, pointer, std::string(dep_kw) + " lists must hold strings");
               names.emplace_back(n.get_string());
             }
-            in.dependencies.emplace_back(std::string(kv.key()), std::move(names));
+            in.extra.dependencies.emplace_back(std::string(kv.key()), std::move(names));
           }
-          if (!in.dependencies.empty()) out.push_back(std::move(in));
+          if (!in.extra.dependencies.empty()) out.push_back(std::move(in));
         }
       }
     }
 
     if (const auto* f = obj.if_contains("format");
         f && f->is_string() && (options_.assert_format || vocab.format_assertion)) {
-      Instr in = make(Op::format, "format");
+      InstrSpec in = make(Op::format, "format");
       in.aux = static_cast<std::uint32_t>(format_from_name(f->get_string()));
       if (in.aux != static_cast<std::uint32_t>(Format::unknown)) out.push_back(std::move(in));
     }
@@ -636,31 +679,32 @@ class Compiler {
     if (vocab.applicator) {
       for (const char* kw : {"allOf", "anyOf", "oneOf"}) {
         if (const auto* v = obj.if_contains(kw)) {
-          Instr in = make(kw[0] == 'a' ? (kw[1] == 'l' ? Op::all_of : Op::any_of) : Op::one_of, kw);
-          in.nodes = schema_array(kw, *v);
+          InstrSpec in =
+              make(kw[0] == 'a' ? (kw[1] == 'l' ? Op::all_of : Op::any_of) : Op::one_of, kw);
+          in.extra.nodes = schema_array(kw, *v);
           out.push_back(std::move(in));
         }
       }
       if (obj.contains("not")) {
-        Instr in = make(Op::not_, "not");
+        InstrSpec in = make(Op::not_, "not");
         in.node = child("not");
         out.push_back(std::move(in));
       }
       if (obj.contains("if")) {
-        Instr in = make(Op::if_then_else, "if");
-        in.nodes = {child("if"), obj.contains("then") ? child("then") : kNone,
-                    obj.contains("else") ? child("else") : kNone};
+        InstrSpec in = make(Op::if_then_else, "if");
+        in.extra.nodes = {child("if"), obj.contains("then") ? child("then") : kNone,
+                          obj.contains("else") ? child("else") : kNone};
         out.push_back(std::move(in));
       }
       for (const char* dep_schemas : {"dependencies", "dependentSchemas"}) {
         if (d == Dialect::draft7 && std::string_view(dep_schemas) == "dependentSchemas") continue;
         if (const auto* deps = obj.if_contains(dep_schemas); deps && deps->is_object()) {
-          Instr in = make(Op::dependent_schemas, dep_schemas);
+          InstrSpec in = make(Op::dependent_schemas, dep_schemas);
           for (const auto& kv : deps->get_object()) {
             if (kv.value().is_array()) continue;
-            in.named.emplace_back(std::string(kv.key()), child_at(dep_schemas, kv.key()));
+            in.extra.named.emplace_back(std::string(kv.key()), child_at(dep_schemas, kv.key()));
           }
-          if (!in.named.empty()) out.push_back(std::move(in));
+          if (!in.extra.named.empty()) out.push_back(std::move(in));
         }
       }
       // Arrays.
@@ -669,22 +713,22 @@ class Compiler {
       const char* prefix_kw = d == Dialect::draft2020_12 ? "prefixItems" : "items";
       if (const auto* p = obj.if_contains(prefix_kw);
           p && (d == Dialect::draft2020_12 || items_is_array)) {
-        Instr in = make(Op::prefix_items, prefix_kw);
-        in.nodes = schema_array(prefix_kw, *p);
-        prefix = in.nodes.size();
+        InstrSpec in = make(Op::prefix_items, prefix_kw);
+        in.extra.nodes = schema_array(prefix_kw, *p);
+        prefix = in.extra.nodes.size();
         out.push_back(std::move(in));
       }
       const char* rest_kw = d == Dialect::draft2020_12 ? "items"
                             : items_is_array           ? "additionalItems"
                                                        : "items";
       if (obj.contains(rest_kw) && !(d == Dialect::draft2020_12 && items_is_array)) {
-        Instr in = make(Op::items, rest_kw);
+        InstrSpec in = make(Op::items, rest_kw);
         in.node = child(rest_kw);
         in.aux = static_cast<std::uint32_t>(prefix);
         out.push_back(std::move(in));
       }
       if (obj.contains("contains")) {
-        Instr in = make(Op::contains, "contains");
+        InstrSpec in = make(Op::contains, "contains");
         in.node = child("contains");
         in.min = 1;
         if (d != Dialect::draft7 && vocab.validation) {
@@ -707,31 +751,40 @@ class Compiler {
         }
         program_->property_tables.push_back(std::move(t));
         table = static_cast<std::uint32_t>(program_->property_tables.size() - 1);
-        Instr in = make(Op::properties, "properties");
+        InstrSpec in = make(Op::properties, "properties");
         in.aux = table;
         out.push_back(std::move(in));
       }
       std::vector<std::uint32_t> pattern_regexes;
       if (const auto* p = obj.if_contains("patternProperties")) {
         if (!p->is_object()) fail(doc, pointer, "patternProperties must be an object");
-        Instr in = make(Op::pattern_properties, "patternProperties");
+        InstrSpec in = make(Op::pattern_properties, "patternProperties");
         for (const auto& kv : p->get_object()) {
           const auto re = add_regex(doc, pointer + "/patternProperties", kv.key());
-          in.patterned.emplace_back(re, child_at("patternProperties", kv.key()));
+          in.extra.patterned.emplace_back(re, child_at("patternProperties", kv.key()));
           pattern_regexes.push_back(re);
         }
-        if (!in.patterned.empty()) out.push_back(std::move(in));
+        if (!in.extra.patterned.empty()) out.push_back(std::move(in));
       }
       if (obj.contains("additionalProperties")) {
-        Instr in = make(Op::additional_properties, "additionalProperties");
+        InstrSpec in = make(Op::additional_properties, "additionalProperties");
         in.node = child("additionalProperties");
         in.aux = table;
         for (const auto re : pattern_regexes)
-          in.patterned.emplace_back(re, kNone);
-        out.push_back(std::move(in));
+          in.extra.patterned.emplace_back(re, kNone);
+        if (table != kNone && pattern_regexes.empty()) {
+          // The common closed object: one pass over the keys serves both keywords.
+          auto props = std::find_if(out.begin(), out.end(),
+                                    [](const InstrSpec& i) { return i.op == Op::properties; });
+          props->op = Op::properties_then_additional;
+          props->node = in.node;
+          props->site2 = in.site;
+        } else {
+          out.push_back(std::move(in));
+        }
       }
       if (obj.contains("propertyNames")) {
-        Instr in = make(Op::property_names, "propertyNames");
+        InstrSpec in = make(Op::property_names, "propertyNames");
         in.node = child("propertyNames");
         out.push_back(std::move(in));
       }
@@ -744,13 +797,13 @@ class Compiler {
     }
     if (vocab.unevaluated && d != Dialect::draft7) {
       if (obj.contains("unevaluatedItems")) {
-        Instr in = make(Op::unevaluated_items, "unevaluatedItems");
+        InstrSpec in = make(Op::unevaluated_items, "unevaluatedItems");
         in.node = child("unevaluatedItems");
         out.push_back(std::move(in));
         collects = true;
       }
       if (obj.contains("unevaluatedProperties")) {
-        Instr in = make(Op::unevaluated_properties, "unevaluatedProperties");
+        InstrSpec in = make(Op::unevaluated_properties, "unevaluatedProperties");
         in.node = child("unevaluatedProperties");
         out.push_back(std::move(in));
         collects = true;
@@ -791,19 +844,23 @@ class Compiler {
 };
 
 void PropertyTable::add(std::string name, std::uint32_t node) {
+  probes_.push_back(Probe{name.size(), key_hash(name)});
   index_.emplace(name, node);
   entries_.emplace_back(std::move(name), node);
 }
 
 std::uint32_t PropertyTable::find(std::string_view name) const {
-  if (entries_.size() <= 8) {
-    for (const auto& [n, node] : entries_) {
-      if (n.size() == name.size() && n == name) return node;
-    }
-    return kNone;
+  if (entries_.size() > 32) {
+    const auto it = index_.find(name);
+    return it == index_.end() ? kNone : it->second;
   }
-  const auto it = index_.find(name);
-  return it == index_.end() ? kNone : it->second;
+  const std::uint64_t h = key_hash(name);
+  for (std::size_t i = 0; i < probes_.size(); ++i) {
+    if (probes_[i].hash == h && probes_[i].size == name.size() && entries_[i].first == name) {
+      return entries_[i].second;
+    }
+  }
+  return kNone;
 }
 
 std::shared_ptr<const CompiledSchema> compile_program(const bj::value& schema,

@@ -127,6 +127,23 @@ bool multiple_of(const bj::value& v, double m) {
   return std::fabs(q - r) < 1e-9 * std::max(1.0, std::fabs(q));
 }
 
+std::uint32_t type_bits(const bj::value& v) {
+  switch (v.kind()) {
+    case bj::kind::null:
+      return kNull;
+    case bj::kind::bool_:
+      return kBoolean;
+    case bj::kind::object:
+      return kObject;
+    case bj::kind::array:
+      return kArray;
+    case bj::kind::string:
+      return kString;
+    default:
+      return kNumber | (is_integer(v) ? std::uint32_t{kInteger} : 0u);
+  }
+}
+
 std::string type_list(std::uint32_t mask) {
   static const char* names[] = {"null",   "boolean", "object", "array",
                                 "number", "string",  "integer"};
@@ -148,8 +165,12 @@ class Run {
       : p_(p), errors_(errors), annotations_(annotations) {}
 
   bool node(std::uint32_t index, const bj::value& inst, Evaluated* ann) {
-    if (++depth_ > p_.max_depth) throw DepthExceeded{};
     const Node& n = p_.nodes[index];
+    if constexpr (!Collect) {
+      if (n.shape == Node::Shape::always_valid) return true;
+      if (n.shape == Node::Shape::type_only) return (n.instrs[0].aux & type_bits(inst)) != 0;
+    }
+    if (++depth_ > p_.max_depth) throw DepthExceeded{};
     const bool entered = p_.uses_dynamic_scope && (scope_.empty() || scope_.back() != n.resource);
     if (entered) scope_.push_back(n.resource);
     std::optional<Evaluated> local;
@@ -253,6 +274,8 @@ class Run {
     if constexpr (Collect) errors_->resize(mark);
   }
 
+  const InstrData& data(const Instr& in) const { return p_.data[in.data]; }
+
   bool is_false_schema(std::uint32_t n) const {
     const auto& instrs = p_.nodes[n].instrs;
     return instrs.size() == 1 && instrs[0].op == Op::fail;
@@ -268,38 +291,18 @@ class Run {
         return error(in, [] { return std::string("no value is allowed here (false schema)"); });
 
       case Op::type: {
-        std::uint32_t bit;
-        switch (inst.kind()) {
-          case bj::kind::null:
-            bit = kNull;
-            break;
-          case bj::kind::bool_:
-            bit = kBoolean;
-            break;
-          case bj::kind::object:
-            bit = kObject;
-            break;
-          case bj::kind::array:
-            bit = kArray;
-            break;
-          case bj::kind::string:
-            bit = kString;
-            break;
-          default:
-            bit = kNumber | (is_integer(inst) ? std::uint32_t{kInteger} : 0u);
-        }
-        if (in.aux & bit) return true;
+        if (in.aux & type_bits(inst)) return true;
         return error(in,
                      [&] { return "expected " + type_list(in.aux) + ", got " + type_name(inst); });
       }
       case Op::const_value:
-        if (json_equal(inst, in.value)) return true;
-        return error(in, [&] { return "must be equal to " + short_json(in.value); });
+        if (json_equal(inst, data(in).value)) return true;
+        return error(in, [&] { return "must be equal to " + short_json(data(in).value); });
       case Op::enum_values:
-        for (const auto& v : in.value.get_array()) {
+        for (const auto& v : data(in).value.get_array()) {
           if (json_equal(inst, v)) return true;
         }
-        return error(in, [&] { return "must be one of " + short_json(in.value); });
+        return error(in, [&] { return "must be one of " + short_json(data(in).value); });
 
       case Op::multiple_of:
         if (!inst.is_number() || multiple_of(inst, in.number)) return true;
@@ -390,7 +393,7 @@ class Run {
       case Op::required: {
         if (!inst.is_object()) return true;
         bool ok = true;
-        for (const auto& name : in.strings) {
+        for (const auto& name : data(in).strings) {
           if (!inst.get_object().contains(name)) {
             ok = error(in, [&] { return "missing required property \"" + name + "\""; });
             if constexpr (!Collect) return false;
@@ -402,7 +405,7 @@ class Run {
         if (!inst.is_object()) return true;
         const auto& obj = inst.get_object();
         bool ok = true;
-        for (const auto& [prop, needs] : in.dependencies) {
+        for (const auto& [prop, needs] : data(in).dependencies) {
           if (!obj.contains(prop)) continue;
           for (const auto& need : needs) {
             if (!obj.contains(need)) {
@@ -454,10 +457,10 @@ class Run {
 
       case Op::all_of: {
         bool ok = true;
-        for (std::size_t i = 0; i < in.nodes.size(); ++i) {
+        for (std::size_t i = 0; i < data(in).nodes.size(); ++i) {
           Step step(*this);
           step.keyword(in).keyword_index(i);
-          if (!node(in.nodes[i], inst, ann)) {
+          if (!node(data(in).nodes[i], inst, ann)) {
             ok = false;
             if constexpr (!Collect) return false;
           }
@@ -467,12 +470,12 @@ class Run {
       case Op::any_of: {
         bool any = false;
         const std::size_t mark = error_mark();
-        for (std::size_t i = 0; i < in.nodes.size(); ++i) {
+        for (std::size_t i = 0; i < data(in).nodes.size(); ++i) {
           std::optional<Evaluated> branch;
           if (ann) branch.emplace();
           Step step(*this);
           step.keyword(in).keyword_index(i);
-          if (node(in.nodes[i], inst, branch ? &*branch : nullptr)) {
+          if (node(data(in).nodes[i], inst, branch ? &*branch : nullptr)) {
             any = true;
             if (!ann) break;  // nobody needs the other branches' annotations
             ann->merge(*branch);
@@ -483,19 +486,20 @@ class Run {
           return true;
         }
         return error(in, [&] {
-          return "does not match any of the " + std::to_string(in.nodes.size()) + " alternatives";
+          return "does not match any of the " + std::to_string(data(in).nodes.size()) +
+                 " alternatives";
         });
       }
       case Op::one_of: {
         std::size_t matched = 0, first = 0, second = 0;
         const std::size_t mark = error_mark();
         std::optional<Evaluated> chosen;
-        for (std::size_t i = 0; i < in.nodes.size(); ++i) {
+        for (std::size_t i = 0; i < data(in).nodes.size(); ++i) {
           std::optional<Evaluated> branch;
           if (ann) branch.emplace();
           Step step(*this);
           step.keyword(in).keyword_index(i);
-          if (node(in.nodes[i], inst, branch ? &*branch : nullptr)) {
+          if (node(data(in).nodes[i], inst, branch ? &*branch : nullptr)) {
             if (++matched == 1) {
               first = i;
               chosen = std::move(branch);
@@ -518,7 +522,7 @@ class Run {
           });
         }
         return error(in, [&] {
-          return "does not match any of the " + std::to_string(in.nodes.size()) +
+          return "does not match any of the " + std::to_string(data(in).nodes.size()) +
                  " alternatives; exactly one must match";
         });
       }
@@ -542,11 +546,11 @@ class Run {
         {
           Step step(*this);
           step.keyword(in);
-          holds = node(in.nodes[0], inst, cond ? &*cond : nullptr);
+          holds = node(data(in).nodes[0], inst, cond ? &*cond : nullptr);
         }
         drop_errors(mark);
         if (holds && ann) ann->merge(*cond);
-        const std::uint32_t next = holds ? in.nodes[1] : in.nodes[2];
+        const std::uint32_t next = holds ? data(in).nodes[1] : data(in).nodes[2];
         if (next == kNone) return true;
         Step step(*this);
         step.keyword(holds ? "then" : "else");
@@ -555,7 +559,7 @@ class Run {
       case Op::dependent_schemas: {
         if (!inst.is_object()) return true;
         bool ok = true;
-        for (const auto& [prop, n] : in.named) {
+        for (const auto& [prop, n] : data(in).named) {
           if (!inst.get_object().contains(prop)) continue;
           Step step(*this);
           step.keyword(in).keyword_name(prop);
@@ -570,12 +574,12 @@ class Run {
       case Op::prefix_items: {
         if (!inst.is_array()) return true;
         const auto& a = inst.get_array();
-        const std::size_t n = std::min(a.size(), in.nodes.size());
+        const std::size_t n = std::min(a.size(), data(in).nodes.size());
         bool ok = true;
         for (std::size_t i = 0; i < n; ++i) {
           Step step(*this);
           step.keyword(in).keyword_index(i).instance_index(i);
-          if (!node(in.nodes[i], a[i], nullptr)) {
+          if (!node(data(in).nodes[i], a[i], nullptr)) {
             ok = false;
             if constexpr (!Collect) return false;
           }
@@ -660,12 +664,33 @@ class Run {
         }
         return ok;
       }
+      case Op::properties_then_additional: {
+        if (!inst.is_object()) return true;
+        const PropertyTable& table = p_.property_tables[in.aux];
+        bool ok = true;
+        for (const auto& kv : inst.get_object()) {
+          const auto key = kv.key();
+          const std::uint32_t n = table.find(key);
+          if (n != kNone) {
+            if (ann) ann->properties.push_back(key);
+            Step step(*this);
+            step.keyword(in).keyword_name(key).instance_key(key);
+            if (node(n, kv.value(), nullptr)) continue;
+          } else if (additional(in, key, kv.value())) {
+            continue;
+          }
+          ok = false;
+          if constexpr (!Collect) return false;
+        }
+        if (ok && ann) ann->all_properties = true;
+        return ok;
+      }
       case Op::pattern_properties: {
         if (!inst.is_object()) return true;
         bool ok = true;
         for (const auto& kv : inst.get_object()) {
           const auto key = kv.key();
-          for (const auto& [re, n] : in.patterned) {
+          for (const auto& [re, n] : data(in).patterned) {
             if (!matches(re, key)) continue;
             if (ann) ann->properties.push_back(key);
             Step step(*this);
@@ -685,7 +710,7 @@ class Run {
           const auto key = kv.key();
           if (in.aux != kNone && p_.property_tables[in.aux].find(key) != kNone) continue;
           bool by_pattern = false;
-          for (const auto& pr : in.patterned) {
+          for (const auto& pr : data(in).patterned) {
             if (matches(pr.first, key)) {
               by_pattern = true;
               break;
@@ -745,6 +770,13 @@ class Run {
       }
     }
     return true;
+  }
+
+  // The additionalProperties half of a fused instruction, reported at its own site.
+  bool additional(const Instr& in, std::string_view key, const bj::value& v) {
+    Instr alone = in;
+    alone.site = in.site2;
+    return extra_property(alone, key, v, "additionalProperties");
   }
 
   // additionalProperties / unevaluatedProperties: a false schema gets one clear message.

@@ -10,6 +10,7 @@
 #include <boost/json/value.hpp>
 
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <string>
@@ -54,6 +55,7 @@ enum class Op : std::uint8_t {
   items,  // from index `aux` on (aux = number of prefix items)
   contains,
   properties,
+  properties_then_additional,  // properties + additionalProperties in one pass over the keys
   pattern_properties,
   additional_properties,
   property_names,
@@ -95,24 +97,52 @@ enum class Format : std::uint8_t {
   uri_template,
 };
 
-struct Instr {
-  Op op;
-  std::uint32_t site = 0;      // index into CompiledSchema::sites
-  std::uint32_t node = kNone;  // the single subschema, when there is one
-  std::uint32_t aux = 0;       // type mask, format, regex index, table index, prefix count
-  double number = 0;           // numeric limit
-  std::uint64_t min = 0;       // count limits (minContains)
-  std::uint64_t max = std::numeric_limits<std::uint64_t>::max();  // (maxContains)
+// What an instruction needs beyond its scalars, kept apart so that the instructions the hot
+// loop walks stay small.
+struct InstrData {
   std::vector<std::uint32_t> nodes;  // allOf/anyOf/oneOf/prefixItems; if/then/else
-  std::vector<std::pair<std::string, std::uint32_t>> named;        // properties, dependentSchemas
+  std::vector<std::pair<std::string, std::uint32_t>> named;        // dependentSchemas
   std::vector<std::pair<std::uint32_t, std::uint32_t>> patterned;  // (regex, node)
   std::vector<std::string> strings;                                // required
   std::vector<std::pair<std::string, std::vector<std::string>>> dependencies;
   boost::json::value value;  // const, enum (an array)
 };
 
+struct Instr {
+  Op op;
+  std::uint32_t site = 0;      // index into CompiledSchema::sites
+  std::uint32_t node = kNone;  // the single subschema, when there is one
+  std::uint32_t aux = 0;       // type mask, format, regex index, table index, prefix count
+  std::uint32_t data = kNone;  // index into CompiledSchema::data
+  std::uint32_t site2 = 0;     // a second keyword's site (additionalProperties, when fused)
+  double number = 0;           // numeric limit
+  std::uint64_t min = 0;       // count limits (minContains)
+  std::uint64_t max = std::numeric_limits<std::uint64_t>::max();  // (maxContains)
+};
+
+// An instruction as the compiler assembles it.
+struct InstrSpec : Instr {
+  InstrData extra;
+};
+
 // The names of a `properties` keyword, for lookups by instance key: a short list is scanned
 // (cheaper than hashing a short key), a long one goes through a hash map.
+// A fast hash for short keys (8 bytes at a time).
+inline std::uint64_t key_hash(std::string_view s) {
+  std::uint64_t h = 0x9E3779B97F4A7C15ull ^ s.size();
+  std::size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, s.data() + i, 8);
+    h = (h ^ w) * 0xFF51AFD7ED558CCDull;
+    h ^= h >> 32;
+  }
+  std::uint64_t tail = 0;
+  std::memcpy(&tail, s.data() + i, s.size() - i);
+  h = (h ^ tail) * 0xC4CEB9FE1A85EC53ull;
+  return h ^ (h >> 29);
+}
+
 class PropertyTable {
  public:
   void add(std::string name, std::uint32_t node);
@@ -124,7 +154,14 @@ class PropertyTable {
     using is_transparent = void;
     std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
+  // Length and hash of each name: a key is hashed once, and only an equal hash is compared.
+  struct Probe {
+    std::size_t size;
+    std::uint64_t hash;
+  };
+
   std::vector<std::pair<std::string, std::uint32_t>> entries_;
+  std::vector<Probe> probes_;
   std::unordered_map<std::string, std::uint32_t, Hash, std::equal_to<>> index_;
 };
 
@@ -134,6 +171,10 @@ struct Annotation {
 };
 
 struct Node {
+  // Shapes that a flag run can decide without entering the node: `{}` and `{"type": ...}`
+  // (with annotations only) are most of the leaves of real schemas.
+  enum class Shape : std::uint8_t { general, always_valid, type_only };
+  Shape shape = Shape::general;
   std::vector<Instr> instrs;
   std::vector<Annotation> annotations;  // read only by collecting runs
   std::uint32_t resource = 0;
@@ -167,6 +208,7 @@ struct CompiledSchema {
   std::vector<std::string> regex_sources;
   std::vector<DynamicRef> dynamic_refs;
   std::vector<PropertyTable> property_tables;
+  std::vector<InstrData> data;
   bool uses_dynamic_scope = false;  // $dynamicRef or $recursiveRef present
   std::uint32_t root = 0;
   Dialect dialect = Dialect::draft2020_12;
