@@ -488,6 +488,8 @@ class Compiler {
       fail(doc, pointer, "invalid pattern \"" + std::string(source) + "\": " + re->error());
     }
     program_->regexes.push_back(std::move(re));
+    program_->fast_patterns.push_back(options_.fast_patterns ? FastPattern::compile(source)
+                                                             : std::nullopt);
     program_->regex_sources.emplace_back(source);
     return static_cast<std::uint32_t>(program_->regexes.size() - 1);
   }
@@ -753,6 +755,13 @@ class Compiler {
         table = static_cast<std::uint32_t>(program_->property_tables.size() - 1);
         InstrSpec in = make(Op::properties, "properties");
         in.aux = table;
+        // `required` names that are all properties are checked in the same pass over the keys.
+        auto req = std::find_if(out.begin(), out.end(),
+                                [](const InstrSpec& i) { return i.op == Op::required; });
+        if (req != out.end() &&
+            program_->property_tables[table].fold_required(req->extra.strings, req->site)) {
+          out.erase(req);
+        }
         out.push_back(std::move(in));
       }
       std::vector<std::uint32_t> pattern_regexes;
@@ -845,7 +854,7 @@ class Compiler {
 
 void PropertyTable::add(std::string name, std::uint32_t node) {
   probes_.push_back(Probe{name.size(), key_hash(name)});
-  index_.emplace(name, node);
+  index_.emplace(name, static_cast<std::uint32_t>(entries_.size()));
   entries_.emplace_back(std::move(name), node);
 }
 
@@ -857,10 +866,26 @@ std::uint32_t PropertyTable::find(std::string_view name) const {
   const std::uint64_t h = key_hash(name);
   for (std::size_t i = 0; i < probes_.size(); ++i) {
     if (probes_[i].hash == h && probes_[i].size == name.size() && entries_[i].first == name) {
-      return entries_[i].second;
+      return static_cast<std::uint32_t>(i);
     }
   }
   return kNone;
+}
+
+bool PropertyTable::fold_required(const std::vector<std::string>& names, std::uint32_t site) {
+  std::vector<std::uint32_t> entries;
+  for (const auto& n : names) {
+    const auto e = find(n);
+    if (e == kNone) return false;
+    if (std::find(entries.begin(), entries.end(), e) == entries.end()) entries.push_back(e);
+  }
+  if (entries.size() > 64 || required_mask_ != 0) return false;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    probes_[entries[i]].required_bit = std::uint64_t{1} << i;
+    required_mask_ |= std::uint64_t{1} << i;
+  }
+  required_site_ = site;
+  return true;
 }
 
 std::shared_ptr<const CompiledSchema> compile_program(const bj::value& schema,

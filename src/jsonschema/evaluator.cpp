@@ -282,7 +282,26 @@ class Run {
   }
 
   bool matches(std::uint32_t regex, std::string_view s) const {
+    if (const auto& fast = p_.fast_patterns[regex]) {
+      if (const auto r = fast->search(s)) return *r;
+    }
     return RE2::PartialMatch(re2::StringPiece(s.data(), s.size()), *p_.regexes[regex]);
+  }
+
+  // After a pass over an object's keys: the folded `required` names that were not seen.
+  bool check_required(const PropertyTable& table, std::uint64_t seen, const Instr& in) {
+    const std::uint64_t missing = table.required_mask() & ~seen;
+    if (missing == 0) return true;
+    if constexpr (Collect) {
+      Instr req = in;
+      req.site = table.required_site();
+      for (std::uint32_t e = 0; e < table.size(); ++e) {
+        if (table.required_bit(e) & missing) {
+          error(req, [&] { return "missing required property \"" + table.name_at(e) + "\""; });
+        }
+      }
+    }
+    return false;
   }
 
   bool instr(const Instr& in, const bj::value& inst, Evaluated* ann) {
@@ -642,46 +661,51 @@ class Run {
         const auto& obj = inst.get_object();
         const PropertyTable& table = p_.property_tables[in.aux];
         bool ok = true;
-        auto check = [&](std::string_view key, const bj::value& v, std::uint32_t n) {
+        std::uint64_t seen = 0;
+        auto check = [&](std::string_view key, const bj::value& v, std::uint32_t entry) {
+          seen |= table.required_bit(entry);
           if (ann) ann->properties.push_back(key);
           Step step(*this);
           step.keyword(in).keyword_name(key).instance_key(key);
-          if (node(n, v, nullptr)) return true;
+          if (node(table.node_at(entry), v, nullptr)) return true;
           ok = false;
           return false;
         };
         // Walk whichever side is smaller: the instance's members or the schema's names.
-        if (obj.size() <= table.entries().size()) {
+        if (obj.size() <= table.size()) {
           for (const auto& kv : obj) {
-            const std::uint32_t n = table.find(kv.key());
-            if (n != kNone && !check(kv.key(), kv.value(), n) && !Collect) return false;
+            const std::uint32_t e = table.find(kv.key());
+            if (e != kNone && !check(kv.key(), kv.value(), e) && !Collect) return false;
           }
         } else {
-          for (const auto& [name, n] : table.entries()) {
-            const auto it = obj.find(name);
-            if (it != obj.end() && !check(it->key(), it->value(), n) && !Collect) return false;
+          for (std::uint32_t e = 0; e < table.size(); ++e) {
+            const auto it = obj.find(table.name_at(e));
+            if (it != obj.end() && !check(it->key(), it->value(), e) && !Collect) return false;
           }
         }
-        return ok;
+        return check_required(table, seen, in) && ok;
       }
       case Op::properties_then_additional: {
         if (!inst.is_object()) return true;
         const PropertyTable& table = p_.property_tables[in.aux];
         bool ok = true;
+        std::uint64_t seen = 0;
         for (const auto& kv : inst.get_object()) {
           const auto key = kv.key();
-          const std::uint32_t n = table.find(key);
-          if (n != kNone) {
+          const std::uint32_t e = table.find(key);
+          if (e != kNone) {
+            seen |= table.required_bit(e);
             if (ann) ann->properties.push_back(key);
             Step step(*this);
             step.keyword(in).keyword_name(key).instance_key(key);
-            if (node(n, kv.value(), nullptr)) continue;
+            if (node(table.node_at(e), kv.value(), nullptr)) continue;
           } else if (additional(in, key, kv.value())) {
             continue;
           }
           ok = false;
           if constexpr (!Collect) return false;
         }
+        if (!check_required(table, seen, in)) ok = false;
         if (ok && ann) ann->all_properties = true;
         return ok;
       }

@@ -9,10 +9,12 @@
 #include <re2/re2.h>
 #include <boost/json/value.hpp>
 
+#include <bitset>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -146,8 +148,18 @@ inline std::uint64_t key_hash(std::string_view s) {
 class PropertyTable {
  public:
   void add(std::string name, std::uint32_t node);
-  std::uint32_t find(std::string_view name) const;  // kNone when absent
-  const std::vector<std::pair<std::string, std::uint32_t>>& entries() const { return entries_; }
+  // The index of the entry with this name, or kNone.
+  std::uint32_t find(std::string_view name) const;
+  std::uint32_t node_at(std::uint32_t entry) const { return entries_[entry].second; }
+  const std::string& name_at(std::uint32_t entry) const { return entries_[entry].first; }
+  std::size_t size() const { return entries_.size(); }
+
+  // `required` folded into the same pass: each required name gets a bit. False when a name is
+  // not among the properties or there are more than 64.
+  bool fold_required(const std::vector<std::string>& names, std::uint32_t site);
+  std::uint64_t required_bit(std::uint32_t entry) const { return probes_[entry].required_bit; }
+  std::uint64_t required_mask() const { return required_mask_; }
+  std::uint32_t required_site() const { return required_site_; }
 
  private:
   struct Hash {
@@ -158,11 +170,36 @@ class PropertyTable {
   struct Probe {
     std::size_t size;
     std::uint64_t hash;
+    std::uint64_t required_bit = 0;
   };
 
   std::vector<std::pair<std::string, std::uint32_t>> entries_;
   std::vector<Probe> probes_;
-  std::unordered_map<std::string, std::uint32_t, Hash, std::equal_to<>> index_;
+  std::unordered_map<std::string, std::uint32_t, Hash, std::equal_to<>> index_;  // -> entry
+  std::uint64_t required_mask_ = 0;
+  std::uint32_t required_site_ = 0;
+};
+
+// Linear-time matcher for the patterns most schemas use: optional anchors around a sequence of
+// single-character classes with quantifiers (dates, codes, identifiers). No groups, no
+// alternation. Subjects with non-ASCII bytes are left to RE2.
+class FastPattern {
+ public:
+  static std::optional<FastPattern> compile(std::string_view ecma);
+  // nullopt: the subject is not ASCII.
+  std::optional<bool> search(std::string_view s) const;
+
+ private:
+  struct Atom {
+    std::bitset<128> set;
+    std::uint32_t min = 1, max = 1;
+  };
+  bool greedy_match(std::string_view s) const;
+  bool dp_search(std::string_view s) const;
+
+  std::vector<Atom> atoms_;
+  bool anchored_start_ = false, anchored_end_ = false;
+  bool greedy_ok_ = false;  // anchored at the start and no atom can steal from the next
 };
 
 struct Annotation {
@@ -205,6 +242,7 @@ struct CompiledSchema {
   std::vector<Resource> resources;
   std::vector<Site> sites;
   std::vector<std::unique_ptr<RE2>> regexes;
+  std::vector<std::optional<FastPattern>> fast_patterns;  // parallel to regexes
   std::vector<std::string> regex_sources;
   std::vector<DynamicRef> dynamic_refs;
   std::vector<PropertyTable> property_tables;

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <map>
+#include <random>
 #include <thread>
 
 using schemagate::json::parse;
@@ -205,6 +206,52 @@ TEST(Validator, SharedAcrossThreads) {
   for (auto& t : threads)
     t.join();
   EXPECT_EQ(ok.load(), 4000);
+}
+
+}  // namespace
+
+namespace {
+
+// Simple patterns run on a fast matcher; it must agree with RE2 on every subject.
+TEST(Validator, FastPatternsAgreeWithRe2) {
+  const std::vector<std::string> patterns = {"^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
+                                             "^[a-z][a-z0-9_]*$",
+                                             "[0-9]+",
+                                             "^a*a*b$",
+                                             "ab?c",
+                                             "^\\\\d{1,3}(x)?$",
+                                             "^.+@.+$",
+                                             "^[^/]*$",
+                                             "x{2,}y",
+                                             "^\\\\w+\\\\.json$",
+                                             "^$",
+                                             "a.c",
+                                             "^[A-Z]{3}$",
+                                             "^v?[0-9]+\\\\.[0-9]+",
+                                             "[-_.]",
+                                             "^[a-c-]+$",
+                                             "^[\\\\]x]+$"};
+  std::mt19937 rng(7);
+  const std::string alphabet = "abcxyAZ0129-_./@ \\]\n";
+  int compared = 0;
+  for (const auto& p : patterns) {
+    const auto schema_text = "{\"pattern\":\"" + p + "\"}";
+    const auto fast = compile(schema_text);
+    CompileOptions plain;
+    plain.fast_patterns = false;
+    const auto re2 = compile(schema_text, plain);
+    for (int i = 0; i < 400; ++i) {
+      std::string s;
+      const int len = static_cast<int>(rng() % 14);
+      for (int k = 0; k < len; ++k)
+        s += alphabet[rng() % alphabet.size()];
+      if (i % 7 == 0) s = "2026-11-" + std::to_string(rng() % 40);
+      const boost::json::value v(s);
+      ASSERT_EQ(fast.validate(v), re2.validate(v)) << "pattern " << p << " subject \"" << s << "\"";
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, 400 * static_cast<int>(patterns.size()));
 }
 
 }  // namespace
