@@ -87,6 +87,7 @@ class Compiler {
     program_->root = compile_node(doc, "");
     program_->dialect = infos_.at(key(doc, "")).dialect;
     compile_dynamic_targets();
+    link_aliases();
     return program_;
   }
 
@@ -820,6 +821,32 @@ class Compiler {
     }
   }
 
+  // For flag runs: nodes that only forward to one other node are skipped over.
+  void link_aliases() {
+    if (program_->uses_dynamic_scope) return;  // passing through a node may enter a resource
+    auto& nodes = program_->nodes;
+    auto forward = [&](std::uint32_t n) -> std::uint32_t {
+      const Node& node = nodes[n];
+      if (node.collects_annotations || node.instrs.size() != 1) return kNone;
+      const Instr& in = node.instrs[0];
+      if (in.op == Op::ref) return in.node;
+      if (in.op == Op::all_of && program_->data[in.data].nodes.size() == 1) {
+        return program_->data[in.data].nodes[0];
+      }
+      return kNone;
+    };
+    for (std::uint32_t n = 0; n < nodes.size(); ++n) {
+      std::uint32_t target = n;
+      for (int hops = 0; hops < 64; ++hops) {
+        const std::uint32_t next = forward(target);
+        if (next == kNone) break;
+        target = next;
+        if (target == n) break;  // a cycle: leave it to the depth limit
+      }
+      if (target != n && forward(target) == kNone) nodes[n].alias = target;
+    }
+  }
+
   // $dynamicRef and $recursiveRef may land on any dynamic anchor or recursive root of a
   // resource in the dynamic scope: compile those for every resource that has a node.
   void compile_dynamic_targets() {
@@ -853,23 +880,37 @@ class Compiler {
 };
 
 void PropertyTable::add(std::string name, std::uint32_t node) {
+  if (find(name) != kNone) return;  // JSON objects in schemas have unique keys already
   probes_.push_back(Probe{name.size(), key_hash(name)});
-  index_.emplace(name, static_cast<std::uint32_t>(entries_.size()));
   entries_.emplace_back(std::move(name), node);
+  rebuild_slots();
+}
+
+void PropertyTable::rebuild_slots() {
+  std::size_t size = 4;
+  while (size < 2 * entries_.size())
+    size *= 2;
+  slots_.assign(size, 0);
+  mask_ = size - 1;
+  for (std::uint32_t e = 0; e < entries_.size(); ++e) {
+    std::uint64_t i = probes_[e].hash & mask_;
+    while (slots_[i] != 0)
+      i = (i + 1) & mask_;
+    slots_[i] = e + 1;
+  }
 }
 
 std::uint32_t PropertyTable::find(std::string_view name) const {
-  if (entries_.size() > 32) {
-    const auto it = index_.find(name);
-    return it == index_.end() ? kNone : it->second;
-  }
+  if (slots_.empty()) return kNone;
   const std::uint64_t h = key_hash(name);
-  for (std::size_t i = 0; i < probes_.size(); ++i) {
-    if (probes_[i].hash == h && probes_[i].size == name.size() && entries_[i].first == name) {
-      return static_cast<std::uint32_t>(i);
+  for (std::uint64_t i = h & mask_;; i = (i + 1) & mask_) {
+    const std::uint32_t slot = slots_[i];
+    if (slot == 0) return kNone;
+    const Probe& p = probes_[slot - 1];
+    if (p.hash == h && p.size == name.size() && entries_[slot - 1].first == name) {
+      return slot - 1;
     }
   }
-  return kNone;
 }
 
 bool PropertyTable::fold_required(const std::vector<std::string>& names, std::uint32_t site) {

@@ -165,6 +165,9 @@ class Run {
       : p_(p), errors_(errors), annotations_(annotations) {}
 
   bool node(std::uint32_t index, const bj::value& inst, Evaluated* ann) {
+    if constexpr (!Collect) {
+      if (p_.nodes[index].alias != kNone) index = p_.nodes[index].alias;
+    }
     const Node& n = p_.nodes[index];
     if constexpr (!Collect) {
       if (n.shape == Node::Shape::always_valid) return true;

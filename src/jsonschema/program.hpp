@@ -140,7 +140,12 @@ inline std::uint64_t key_hash(std::string_view s) {
     h ^= h >> 32;
   }
   std::uint64_t tail = 0;
-  std::memcpy(&tail, s.data() + i, s.size() - i);
+  if (s.size() >= 8) {
+    std::memcpy(&tail, s.data() + s.size() - 8, 8);  // the last 8 bytes, overlapping is fine
+  } else {
+    for (; i < s.size(); ++i)
+      tail = (tail << 8) | static_cast<unsigned char>(s[i]);
+  }
   h = (h ^ tail) * 0xC4CEB9FE1A85EC53ull;
   return h ^ (h >> 29);
 }
@@ -162,10 +167,6 @@ class PropertyTable {
   std::uint32_t required_site() const { return required_site_; }
 
  private:
-  struct Hash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
   // Length and hash of each name: a key is hashed once, and only an equal hash is compared.
   struct Probe {
     std::size_t size;
@@ -173,9 +174,12 @@ class PropertyTable {
     std::uint64_t required_bit = 0;
   };
 
+  void rebuild_slots();
+
   std::vector<std::pair<std::string, std::uint32_t>> entries_;
   std::vector<Probe> probes_;
-  std::unordered_map<std::string, std::uint32_t, Hash, std::equal_to<>> index_;  // -> entry
+  std::vector<std::uint32_t> slots_;  // open addressing: entry + 1, 0 = empty; size 2^k
+  std::uint64_t mask_ = 0;
   std::uint64_t required_mask_ = 0;
   std::uint32_t required_site_ = 0;
 };
@@ -212,6 +216,9 @@ struct Node {
   // (with annotations only) are most of the leaves of real schemas.
   enum class Shape : std::uint8_t { general, always_valid, type_only };
   Shape shape = Shape::general;
+  // Flag runs jump straight here: this node only forwards to another ({"$ref": ...} alone, or
+  // an allOf of one schema), and no dynamic scope depends on passing through it.
+  std::uint32_t alias = kNone;
   std::vector<Instr> instrs;
   std::vector<Annotation> annotations;  // read only by collecting runs
   std::uint32_t resource = 0;
