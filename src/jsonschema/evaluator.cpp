@@ -127,7 +127,7 @@ bool multiple_of(const bj::value& v, double m) {
   return std::fabs(q - r) < 1e-9 * std::max(1.0, std::fabs(q));
 }
 
-std::uint32_t type_bits(const bj::value& v) {
+inline std::uint32_t type_bits(const bj::value& v) {
   switch (v.kind()) {
     case bj::kind::null:
       return kNull;
@@ -164,15 +164,22 @@ class Run {
       std::vector<AnnotationUnit>* annotations)
       : p_(p), errors_(errors), annotations_(annotations) {}
 
-  bool node(std::uint32_t index, const bj::value& inst, Evaluated* ann) {
+  // Inlined into every call site so that leaves and forwarding nodes cost no call in flag runs.
+  [[gnu::always_inline]] bool node(std::uint32_t index, const bj::value& inst, Evaluated* ann) {
     if constexpr (!Collect) {
-      if (p_.nodes[index].alias != kNone) index = p_.nodes[index].alias;
+      const Node* n = &p_.nodes[index];
+      if (n->alias != kNone) {
+        index = n->alias;
+        n = &p_.nodes[index];
+      }
+      if (n->shape == Node::Shape::always_valid) return true;
+      if (n->shape == Node::Shape::type_only) return (n->instrs[0].aux & type_bits(inst)) != 0;
     }
+    return enter(index, inst, ann);
+  }
+
+  bool enter(std::uint32_t index, const bj::value& inst, Evaluated* ann) {
     const Node& n = p_.nodes[index];
-    if constexpr (!Collect) {
-      if (n.shape == Node::Shape::always_valid) return true;
-      if (n.shape == Node::Shape::type_only) return (n.instrs[0].aux & type_bits(inst)) != 0;
-    }
     if (++depth_ > p_.max_depth) throw DepthExceeded{};
     const bool entered = p_.uses_dynamic_scope && (scope_.empty() || scope_.back() != n.resource);
     if (entered) scope_.push_back(n.resource);
