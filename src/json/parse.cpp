@@ -55,9 +55,12 @@ class Builder {
     return append_text(s, ec);
   }
   bool on_string(bj::string_view s, std::size_t, bj::error_code& ec) {
+    if (text_.empty()) {  // delivered whole: no copy through text_
+      if (!within_string_limit(s.size(), ec)) return false;
+      return emit(bj::value(s), ec);
+    }
     if (!append_text(s, ec)) return false;
-    bj::value v(bj::string_kind);
-    v.get_string() = text_;
+    bj::value v(text_);
     text_.clear();
     return emit(std::move(v), ec);
   }
@@ -65,13 +68,18 @@ class Builder {
     return append_text(s, ec);
   }
   bool on_key(bj::string_view s, std::size_t, bj::error_code& ec) {
-    if (!append_text(s, ec)) return false;
     Frame& top = stack_.back();
-    if (limits_.reject_duplicate_keys && top.container.get_object().contains(text_)) {
-      return fail("duplicate key \"" + text_ + "\"", ec);
+    if (text_.empty()) {
+      if (!within_string_limit(s.size(), ec)) return false;
+      top.key.assign(s.data(), s.size());
+    } else {
+      if (!append_text(s, ec)) return false;
+      top.key = std::move(text_);
+      text_.clear();
     }
-    top.key = std::move(text_);
-    text_.clear();
+    if (limits_.reject_duplicate_keys && top.container.get_object().contains(top.key)) {
+      return fail("duplicate key \"" + top.key + "\"", ec);
+    }
     return true;
   }
 
@@ -121,12 +129,15 @@ class Builder {
     return false;
   }
 
+  bool within_string_limit(std::size_t size, bj::error_code& ec) {
+    if (size <= limits_.max_string_bytes) return true;
+    return fail(
+        "string longer than the limit of " + std::to_string(limits_.max_string_bytes) + " bytes",
+        ec);
+  }
+
   bool append_text(bj::string_view s, bj::error_code& ec) {
-    if (text_.size() + s.size() > limits_.max_string_bytes) {
-      return fail(
-          "string longer than the limit of " + std::to_string(limits_.max_string_bytes) + " bytes",
-          ec);
-    }
+    if (!within_string_limit(text_.size() + s.size(), ec)) return false;
     text_.append(s.data(), s.size());
     return true;
   }
