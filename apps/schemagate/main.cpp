@@ -178,6 +178,12 @@ int main(int argc, char** argv) {
       std::cerr << "schemagate serve: " << e.what() << "\n";
       return 2;
     }
+    if (config.json_limits.max_depth < 1 ||
+        config.json_limits.max_depth > schemagate::json::kMaxParseDepth) {
+      std::cerr << "schemagate serve: --max-json-depth must be between 1 and "
+                << schemagate::json::kMaxParseDepth << "\n";
+      return 2;
+    }
     if (tls_cert.empty() != tls_key.empty()) {
       std::cerr << "schemagate serve: --tls-cert and --tls-key go together\n";
       return 2;

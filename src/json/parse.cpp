@@ -3,6 +3,7 @@
 #include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/error.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -212,7 +213,8 @@ std::string describe(const bj::error_code& ec, std::string_view text, std::size_
     case bj::error::exponent_overflow:
       return "exponent too large";
     case bj::error::too_deep:
-      return "nesting deeper than the limit of " + std::to_string(limits.max_depth);
+      return "nesting deeper than the limit of " +
+             std::to_string(std::min(limits.max_depth, kMaxParseDepth));
     case bj::error::illegal_leading_surrogate:
     case bj::error::illegal_trailing_surrogate:
       return "unpaired UTF-16 surrogate in \\u escape";
@@ -251,7 +253,7 @@ boost::json::value parse(std::string_view text, const ParseLimits& limits) {
                      1, 1, 0);
   }
   bj::parse_options opts;
-  opts.max_depth = limits.max_depth;
+  opts.max_depth = std::min(limits.max_depth, kMaxParseDepth);
   bj::basic_parser<Builder> parser(opts, limits);
   bj::error_code ec;
   const std::size_t consumed = parser.write_some(false, text.data(), text.size(), ec);

@@ -9,9 +9,14 @@
 
 namespace schemagate::json {
 
+// The deepest nesting parse() will ever accept, whatever ParseLimits says: the underlying parser
+// recurses once per level, and this keeps it well inside an 8 MiB thread stack (even under
+// AddressSanitizer, whose frames are several times larger).
+inline constexpr std::size_t kMaxParseDepth = 4096;
+
 // Every limit is explicit so that a hostile document costs a bounded amount of memory and time.
 struct ParseLimits {
-  std::size_t max_depth = 64;                 // nesting of arrays and objects
+  std::size_t max_depth = 64;                 // nesting of arrays and objects; <= kMaxParseDepth
   std::size_t max_string_bytes = 1 << 20;     // one string or key, after unescaping
   std::size_t max_document_bytes = 16 << 20;  // the whole text
   bool reject_duplicate_keys = true;          // I-JSON (RFC 7493) forbids them

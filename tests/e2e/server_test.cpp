@@ -321,6 +321,14 @@ TEST_F(ServerTest, RefusesADatabaseFromANewerVersion) {
   EXPECT_NE(p.stderr_text().find("newer"), std::string::npos);
 }
 
+TEST_F(ServerTest, RejectsAJsonDepthBeyondTheSafeCeiling) {
+  const auto r = schemagate::testing::run_command({SCHEMAGATE_BINARY, "serve", "--listen",
+                                                   "127.0.0.1:0", "--db", (dir_ / "x.db").string(),
+                                                   "--max-json-depth", "100000"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("between 1 and 4096"), std::string::npos) << r.err;
+}
+
 TEST_F(ServerTest, RejectsABadListenAddress) {
   const auto r = schemagate::testing::run_command(
       {SCHEMAGATE_BINARY, "serve", "--listen", "localhost", "--db", (dir_ / "x.db").string()});

@@ -84,8 +84,14 @@ TEST(Parse, EnforcesDepthLimit) {
   EXPECT_NO_THROW(parse("[[[[1]]]]", limits));
   const auto e = parse_error("[[[[[1]]]]]", limits);
   EXPECT_NE(e.reason().find("limit of 4"), std::string::npos) << e.what();
-  // The default limit stops a hostile document long before the stack is at risk.
+  // The default limit stops a hostile document long before the stack is at risk, and no
+  // configured limit can go past the ceiling.
   EXPECT_THROW(parse(std::string(100000, '[')), ParseError);
+  ParseLimits huge;
+  huge.max_depth = 1'000'000;
+  const std::size_t n = schemagate::json::kMaxParseDepth + 1;
+  const auto e2 = parse_error(std::string(n, '[') + std::string(n, ']'), huge);
+  EXPECT_NE(e2.reason().find("limit of 4096"), std::string::npos) << e2.what();
 }
 
 TEST(Parse, EnforcesStringAndDocumentLimits) {

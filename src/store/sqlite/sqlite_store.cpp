@@ -109,7 +109,7 @@ class Statement {
 // Stored bodies were serialized by us; parsing them back must keep every double bit-exact.
 boost::json::value parse_stored(std::string_view text) {
   json::ParseLimits limits;
-  limits.max_depth = 10'000;
+  limits.max_depth = json::kMaxParseDepth;
   limits.max_string_bytes = std::size_t{1} << 31;
   limits.max_document_bytes = std::size_t{1} << 31;
   limits.reject_duplicate_keys = false;
