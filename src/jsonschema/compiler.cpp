@@ -130,6 +130,23 @@ class Compiler {
                       what);
   }
 
+  // Both passes recurse per level of nesting; a hostile schema must not exhaust the stack.
+  class DepthGuard {
+   public:
+    DepthGuard(Compiler& c, std::uint32_t doc, std::string_view pointer) : c_(c) {
+      if (++c_.depth_ > c_.options_.max_schema_depth) {
+        --c_.depth_;
+        c_.fail(doc, pointer,
+                "schema nested deeper than " + std::to_string(c_.options_.max_schema_depth) +
+                    " levels (limit)");
+      }
+    }
+    ~DepthGuard() { --c_.depth_; }
+
+   private:
+    Compiler& c_;
+  };
+
   // ---- dialects and vocabularies -------------------------------------------------------
 
   std::pair<Dialect, Vocab> dialect_of(std::string_view schema_uri, std::uint32_t doc,
@@ -205,6 +222,7 @@ class Compiler {
 
   void index(std::uint32_t doc, const bj::value& v, const std::string& pointer, std::string base,
              std::uint32_t resource, Dialect dialect, Vocab vocab, bool document_root) {
+    const DepthGuard guard(*this, doc, pointer);
     if (!v.is_object()) {
       infos_.emplace(key(doc, pointer), LocationInfo{base, resource, dialect, vocab});
       return;
@@ -375,6 +393,7 @@ class Compiler {
       fail(doc, pointer,
            "more than " + std::to_string(options_.max_schema_nodes) + " subschemas (limit)");
     }
+    const DepthGuard guard(*this, doc, pointer);
     const auto idx = static_cast<std::uint32_t>(program_->nodes.size());
     program_->nodes.emplace_back();
     memo_[k] = idx;
@@ -877,6 +896,7 @@ class Compiler {
   std::unordered_map<std::string, Target> anchors_;
   std::unordered_map<std::string, std::uint32_t> memo_;
   std::unordered_set<std::uint32_t> used_resources_;
+  std::size_t depth_ = 0;
 };
 
 void PropertyTable::add(std::string name, std::uint32_t node) {

@@ -41,6 +41,7 @@ struct CompileOptions {
   const SchemaRegistry* registry = nullptr;  // nullptr: metaschemas only
   std::string base_uri;                      // used when the root has no absolute $id
   std::size_t max_schema_nodes = 100'000;    // subschemas compiled, across all documents
+  std::size_t max_schema_depth = 256;        // nesting of subschemas (and $ref chains) compiled
   std::size_t max_evaluation_depth = 512;    // nested subschema evaluations (incl. $ref hops)
   bool fast_patterns = true;  // simple patterns skip RE2 (off only to cross-check the two)
 };

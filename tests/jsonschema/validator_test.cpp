@@ -172,6 +172,27 @@ TEST(Validator, SchemaSizeIsLimited) {
   EXPECT_NE(schema_error(big, opts).find("limit"), std::string::npos);
 }
 
+TEST(Validator, DeeplyNestedSchemasAreRefusedNotOverflowing) {
+  auto nested = [](int depth) {
+    std::string s;
+    for (int i = 0; i < depth; ++i)
+      s += "{\"items\":";
+    s += "{}";
+    for (int i = 0; i < depth; ++i)
+      s += "}";
+    return s;
+  };
+  schemagate::json::ParseLimits limits;
+  limits.max_depth = schemagate::json::kMaxParseDepth;
+  EXPECT_NO_THROW(Schema::compile(parse(nested(200), limits)));
+  try {
+    Schema::compile(parse(nested(4000), limits));
+    FAIL() << "a 4000-level schema compiled";
+  } catch (const SchemaError& e) {
+    EXPECT_NE(std::string(e.what()).find("deeper than 256"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Validator, FormatIsAnAnnotationUnlessAsserted) {
   const std::string schema = R"({"format":"date-time"})";
   EXPECT_TRUE(compile(schema).validate(parse(R"("yesterday")")));
