@@ -13,4 +13,8 @@ bash scripts/check-format.sh
 
 cmake --preset "$preset" >/dev/null
 cmake --build --preset "$preset"
+# The JSON-Schema-Test-Suite counts per dialect, for the record (ctest shows test output only
+# on failure).
+"build/$preset/tests/jsonschema_tests" --gtest_filter='JsonSchemaTestSuite.*:JsonSchemaOptional.*' \
+  | grep -E '^(JSON-Schema-Test-Suite|optional)' || true
 ctest --preset "$preset" -j "$(nproc)" --timeout 600
