@@ -918,9 +918,44 @@ void PropertyTable::rebuild_slots() {
       i = (i + 1) & mask_;
     slots_[i] = e + 1;
   }
+  if (!build_direct()) direct_.clear();
+}
+
+bool PropertyTable::build_direct() {
+  if (entries_.empty() || entries_.size() > 64) return false;
+  std::size_t base = 1;
+  while (base < entries_.size())
+    base *= 2;
+  std::uint64_t seed = 0x9E3779B97F4A7C15ull;
+  for (std::size_t size = base; size <= base * 8; size *= 2) {
+    for (int attempt = 0; attempt < 64; ++attempt) {
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      const std::uint64_t odd = seed | 1;
+      std::vector<std::uint32_t> table(size, 0);
+      bool clash = false;
+      for (std::uint32_t e = 0; e < entries_.size() && !clash; ++e) {
+        auto& slot = table[quick_hash(entries_[e].first, odd) & (size - 1)];
+        clash = slot != 0;
+        slot = e + 1;
+      }
+      if (!clash) {
+        direct_ = std::move(table);
+        seed_ = odd;
+        direct_mask_ = size - 1;
+        return true;
+      }
+    }
+  }
+  return false;
 }
 
 std::uint32_t PropertyTable::find(std::string_view name) const {
+  if (!direct_.empty()) {
+    const std::uint32_t slot = direct_[quick_hash(name, seed_) & direct_mask_];
+    if (slot == 0) return kNone;
+    const auto& entry = entries_[slot - 1].first;
+    return entry.size() == name.size() && entry == name ? slot - 1 : kNone;
+  }
   if (slots_.empty()) return kNone;
   const std::uint64_t h = key_hash(name);
   for (std::uint64_t i = h & mask_;; i = (i + 1) & mask_) {

@@ -175,8 +175,23 @@ class PropertyTable {
   };
 
   void rebuild_slots();
+  bool build_direct();
+  // A few bytes and the length, mixed by `seed`: enough to tell a small table's names apart.
+  static std::uint64_t quick_hash(std::string_view s, std::uint64_t seed) {
+    if (s.empty()) return 0;
+    const auto b = [&](std::size_t i) {
+      return static_cast<std::uint64_t>(static_cast<unsigned char>(s[i]));
+    };
+    const std::uint64_t x = s.size() | (b(0) << 8) | (b(s.size() - 1) << 16) |
+                            (b(s.size() / 2) << 24) | (b(s.size() / 4) << 32);
+    return (x * seed) >> 40;
+  }
 
   std::vector<std::pair<std::string, std::uint32_t>> entries_;
+  // Direct mode: quick_hash(name, seed_) & direct_mask_ is collision-free over the names, so a
+  // lookup is one probe and one comparison.
+  std::vector<std::uint32_t> direct_;  // entry + 1, 0 = empty
+  std::uint64_t seed_ = 0, direct_mask_ = 0;
   std::vector<Probe> probes_;
   std::vector<std::uint32_t> slots_;  // open addressing: entry + 1, 0 = empty; size 2^k
   std::uint64_t mask_ = 0;
