@@ -276,3 +276,35 @@ TEST(Validator, FastPatternsAgreeWithRe2) {
 }
 
 }  // namespace
+
+namespace {
+
+// Property lookups take different paths for small, ambiguous and large sets of names; each must
+// find exactly the right subschema.
+TEST(Validator, PropertyLookupsFindTheRightSubschema) {
+  // "abcde" and "abcXe" agree on every byte the direct lookup samples.
+  const auto ambiguous = compile(R"({"properties":{"abcde":{"type":"integer"},
+                                                 "abcXe":{"type":"string"}},
+                                    "additionalProperties":false})");
+  EXPECT_TRUE(ambiguous.validate(parse(R"({"abcde":1,"abcXe":"s"})")));
+  EXPECT_FALSE(ambiguous.validate(parse(R"({"abcde":"s"})")));
+  EXPECT_FALSE(ambiguous.validate(parse(R"({"abcXe":1})")));
+  EXPECT_FALSE(ambiguous.validate(parse(R"({"abcYe":1})")));
+  EXPECT_FALSE(ambiguous.validate(parse(R"({"":1})")));
+
+  std::string many = R"({"additionalProperties":false,"required":["p0","p99"],"properties":{)";
+  for (int i = 0; i < 100; ++i) {
+    many += (i ? "," : "") + std::string("\"p") + std::to_string(i) +
+            "\":{\"const\":" + std::to_string(i) + "}";
+  }
+  many += "}}";
+  const auto large = compile(many);
+  EXPECT_TRUE(large.validate(parse(R"({"p0":0,"p99":99,"p42":42})")));
+  EXPECT_FALSE(large.validate(parse(R"({"p0":0,"p99":99,"p42":41})")));
+  EXPECT_FALSE(large.validate(parse(R"({"p0":0,"p42":42})")));  // p99 is required
+  EXPECT_FALSE(large.validate(parse(R"({"p0":0,"p99":99,"p100":1})")));
+  const auto r = large.evaluate(parse(R"({"p99":99,"q":1})"));
+  ASSERT_EQ(r.errors.size(), 2u);
+}
+
+}  // namespace
