@@ -413,7 +413,13 @@ class Compiler {
     }
     std::vector<Instr> runtime;
     runtime.reserve(instrs.size());
+    auto& node = program_->nodes[idx];
     for (auto& in : instrs) {
+      if (in.op == Op::type) {  // hoisted into the node
+        node.type_mask = in.aux;
+        node.type_site = in.site;
+        continue;
+      }
       Instr slim = in;
       if (uses_data(in.op)) {
         program_->data.push_back(std::move(in.extra));
@@ -421,11 +427,7 @@ class Compiler {
       }
       runtime.push_back(slim);
     }
-    auto& node = program_->nodes[idx];
-    if (!collects && runtime.empty()) node.shape = Node::Shape::always_valid;
-    if (!collects && runtime.size() == 1 && runtime[0].op == Op::type) {
-      node.shape = Node::Shape::type_only;
-    }
+    node.leaf = !collects && runtime.empty();
     node.instrs = std::move(runtime);
     program_->nodes[idx].collects_annotations = collects;
     program_->nodes[idx].annotations = std::move(annotations);
@@ -846,7 +848,9 @@ class Compiler {
     auto& nodes = program_->nodes;
     auto forward = [&](std::uint32_t n) -> std::uint32_t {
       const Node& node = nodes[n];
-      if (node.collects_annotations || node.instrs.size() != 1) return kNone;
+      if (node.collects_annotations || node.type_mask != 0 || node.instrs.size() != 1) {
+        return kNone;
+      }
       const Instr& in = node.instrs[0];
       if (in.op == Op::ref) return in.node;
       if (in.op == Op::all_of && program_->data[in.data].nodes.size() == 1) {

@@ -127,7 +127,7 @@ bool multiple_of(const bj::value& v, double m) {
   return std::fabs(q - r) < 1e-9 * std::max(1.0, std::fabs(q));
 }
 
-inline std::uint32_t type_bits(const bj::value& v) {
+[[gnu::always_inline]] inline std::uint32_t type_bits(const bj::value& v) {
   switch (v.kind()) {
     case bj::kind::null:
       return kNull;
@@ -172,8 +172,8 @@ class Run {
         index = n->alias;
         n = &p_.nodes[index];
       }
-      if (n->shape == Node::Shape::always_valid) return true;
-      if (n->shape == Node::Shape::type_only) return (n->instrs[0].aux & type_bits(inst)) != 0;
+      if (n->type_mask != 0 && (n->type_mask & type_bits(inst)) == 0) return false;
+      if (n->leaf) return true;
     }
     return enter(index, inst, ann);
   }
@@ -188,6 +188,15 @@ class Run {
     if (n.collects_annotations) here = &local.emplace();
     const std::size_t annotation_mark = Collect ? annotations_->size() : 0;
     bool ok = true;
+    if constexpr (Collect) {  // flag runs checked the type before entering
+      if (n.type_mask != 0 && (n.type_mask & type_bits(inst)) == 0) {
+        Instr type_check{};
+        type_check.op = Op::type;
+        type_check.site = n.type_site;
+        type_check.aux = n.type_mask;
+        ok = instr(type_check, inst, here);
+      }
+    }
     for (const Instr& in : n.instrs) {
       if (!instr(in, inst, here)) {
         ok = false;

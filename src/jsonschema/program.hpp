@@ -227,10 +227,12 @@ struct Annotation {
 };
 
 struct Node {
-  // Shapes that a flag run can decide without entering the node: `{}` and `{"type": ...}`
-  // (with annotations only) are most of the leaves of real schemas.
-  enum class Shape : std::uint8_t { general, always_valid, type_only };
-  Shape shape = Shape::general;
+  // The node's `type` keyword, checked before (and without dispatching) its instructions; 0 when
+  // the node has none.
+  std::uint32_t type_mask = 0;
+  std::uint32_t type_site = 0;
+  // A flag run can decide a leaf ({}, {"type": ...}, annotations) from type_mask alone.
+  bool leaf = false;
   // Flag runs jump straight here: this node only forwards to another ({"$ref": ...} alone, or
   // an allOf of one schema), and no dynamic scope depends on passing through it.
   std::uint32_t alias = kNone;
