@@ -295,6 +295,15 @@ class Run {
 
   const InstrData& data(const Instr& in) const { return p_.data[in.data]; }
 
+  // maxItems, minItems, maxProperties, minProperties.
+  bool count_limit(const Instr& in, std::uint64_t count, bool at_most, const char* noun) {
+    if (at_most ? count <= in.max : count >= in.max) return true;
+    return error(in, [&] {
+      return std::string("must have at ") + (at_most ? "most " : "least ") +
+             std::to_string(in.max) + " " + noun + ", got " + std::to_string(count);
+    });
+  }
+
   bool is_false_schema(std::uint32_t n) const {
     const auto& instrs = p_.nodes[n].instrs;
     return instrs.size() == 1 && instrs[0].op == Op::fail;
@@ -390,17 +399,9 @@ class Run {
         return error(in, [&] { return "is not a valid " + p_.sites[in.site].keyword; });
 
       case Op::max_items:
-        if (!inst.is_array() || inst.get_array().size() <= in.max) return true;
-        return error(in, [&] {
-          return "must have at most " + std::to_string(in.max) + " items, got " +
-                 std::to_string(inst.get_array().size());
-        });
+        return !inst.is_array() || count_limit(in, inst.get_array().size(), true, "items");
       case Op::min_items:
-        if (!inst.is_array() || inst.get_array().size() >= in.max) return true;
-        return error(in, [&] {
-          return "must have at least " + std::to_string(in.max) + " items, got " +
-                 std::to_string(inst.get_array().size());
-        });
+        return !inst.is_array() || count_limit(in, inst.get_array().size(), false, "items");
       case Op::unique_items: {
         if (!inst.is_array()) return true;
         const auto& a = inst.get_array();
@@ -417,17 +418,9 @@ class Run {
         return true;
       }
       case Op::max_properties:
-        if (!inst.is_object() || inst.get_object().size() <= in.max) return true;
-        return error(in, [&] {
-          return "must have at most " + std::to_string(in.max) + " properties, got " +
-                 std::to_string(inst.get_object().size());
-        });
+        return !inst.is_object() || count_limit(in, inst.get_object().size(), true, "properties");
       case Op::min_properties:
-        if (!inst.is_object() || inst.get_object().size() >= in.max) return true;
-        return error(in, [&] {
-          return "must have at least " + std::to_string(in.max) + " properties, got " +
-                 std::to_string(inst.get_object().size());
-        });
+        return !inst.is_object() || count_limit(in, inst.get_object().size(), false, "properties");
       case Op::required: {
         if (!inst.is_object()) return true;
         bool ok = true;
