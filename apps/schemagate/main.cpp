@@ -71,6 +71,15 @@ CLI::App* add_serve(CLI::App& app, Config& config, std::string& listen, std::str
   serve
       ->add_flag("!--no-access-log", config.http.access_log, "Do not log one JSON line per request")
       ->envname("SCHEMAGATE_ACCESS_LOG");
+  serve
+      ->add_option("--agent-timeout-ms", config.exchange.agent_timeout,
+                   "How long an agent may take to answer an executed payload (then 504)")
+      ->envname("SCHEMAGATE_AGENT_TIMEOUT_MS");
+  serve
+      ->add_option("--max-other-chars", config.exchange.max_other_chars,
+                   "Longest `other` text kept from a payload (the rest is cut)")
+      ->envname("SCHEMAGATE_MAX_OTHER_CHARS")
+      ->capture_default_str();
   serve->add_option("--log-level", config.log_level, "trace, debug, info, warn, error or off")
       ->envname("SCHEMAGATE_LOG_LEVEL")
       ->capture_default_str();

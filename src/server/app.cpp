@@ -1,6 +1,10 @@
 #include "server/app.hpp"
 
+#include "api/exchange_routes.hpp"
 #include "api/ops.hpp"
+#include "exchange/exchange_service.hpp"
+#include "http/client.hpp"
+#include "server/http_agent_transport.hpp"
 #include "util/clock.hpp"
 #include "util/log.hpp"
 #include "util/metrics.hpp"
@@ -25,8 +29,13 @@ int run(const Config& config) {
   spdlog::info("store: {} at {} (schema version {})", info.backend, info.location,
                info.schema_version);
 
+  http::Client agent_client;
+  HttpAgentTransport transport(agent_client);
+  exchange::ExchangeService exchange(*store, clock, transport, config.exchange);
+
   http::Router router;
   api::add_ops_routes(router, {*store, metrics, config.json_limits});
+  api::add_exchange_routes(router, exchange, config.json_limits);
 
   http::Server server(router, metrics, config.http);
   try {

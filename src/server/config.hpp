@@ -1,5 +1,6 @@
 #pragma once
 
+#include "exchange/exchange_service.hpp"
 #include "http/server.hpp"
 #include "json/parse.hpp"
 #include "store/store.hpp"
@@ -13,6 +14,7 @@ struct Config {
   http::ServerOptions http;
   store::StoreOptions store;
   json::ParseLimits json_limits;
+  exchange::ExchangeLimits exchange;
   std::string log_level = "info";
 };
 

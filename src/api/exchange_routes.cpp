@@ -1,0 +1,303 @@
+#include "api/exchange_routes.hpp"
+
+#include "api/json_body.hpp"
+#include "exchange/exchange_service.hpp"
+
+#include <charconv>
+
+namespace schemagate::api {
+
+namespace bj = boost::json;
+using exchange::ExchangeError;
+using Kind = ExchangeError::Kind;
+
+namespace {
+
+struct UnknownMethod : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct ErrorMapping {
+  int status;
+  const char* code;
+  int rpc_code;
+};
+
+ErrorMapping mapping(Kind kind) {
+  switch (kind) {
+    case Kind::invalid_input:
+      return {400, "InvalidInput", -32602};
+    case Kind::invalid_payload:
+      return {400, "InvalidInput", -32602};
+    case Kind::not_found:
+      return {404, "NotFound", -32004};
+    case Kind::conflict:
+      return {409, "Conflict", -32009};
+    case Kind::invalid_template:
+      return {422, "SchemaError", -32602};
+    case Kind::agent_unreachable:
+      return {502, "AgentUnreachable", -32052};
+    case Kind::agent_timeout:
+      return {504, "AgentTimeout", -32054};
+    case Kind::agent_error:
+      return {502, "AgentError", -32050};
+    case Kind::invalid_agent_response:
+      return {502, "InvalidAgentResponse", -32051};
+  }
+  return {500, "Internal", -32603};
+}
+
+http::Error to_http(const ExchangeError& e) {
+  const auto m = mapping(e.kind());
+  return http::Error(m.status, m.code, e.what(),
+                     e.details().is_null() ? std::nullopt : std::optional<bj::value>(e.details()));
+}
+
+// Runs a service call and turns its domain errors into HTTP ones.
+template <typename F>
+auto call(F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const ExchangeError& e) {
+    throw to_http(e);
+  }
+}
+
+std::string string_param(const bj::object& params, std::string_view name, bool required) {
+  const auto* v = params.if_contains(name);
+  if (!v || v->is_null()) {
+    if (required) {
+      throw ExchangeError(Kind::invalid_input, "params." + std::string(name) + " is required");
+    }
+    return {};
+  }
+  if (!v->is_string()) {
+    throw ExchangeError(Kind::invalid_input, "params." + std::string(name) + " must be a string");
+  }
+  return std::string(v->get_string());
+}
+
+std::optional<std::int64_t> since_param(std::optional<std::string_view> text) {
+  if (!text || text->empty()) return std::nullopt;
+  std::int64_t v = 0;
+  const auto res = std::from_chars(text->data(), text->data() + text->size(), v);
+  if (res.ec != std::errc{} || res.ptr != text->data() + text->size()) {
+    throw ExchangeError(Kind::invalid_input,
+                        "since must be a timestamp in milliseconds since 1970 (a patch's "
+                        "timestamp_ms), got \"" +
+                            std::string(*text) + "\"");
+  }
+  return v;
+}
+
+// The three seed-000 methods, shared by both JSON-RPC styles.
+bj::value dispatch_method(exchange::ExchangeService& service, std::string_view method,
+                          const bj::value& params_value) {
+  if (!params_value.is_object()) {
+    throw ExchangeError(Kind::invalid_input, "params must be an object");
+  }
+  const auto& params = params_value.get_object();
+  if (method == "get_schema_template") {
+    const auto scenario = string_param(params, "scenario", true);
+    const auto version = string_param(params, "schema_version", false);
+    return service
+        .negotiate(scenario, string_param(params, "preferred_language", false),
+                   version.empty() ? std::nullopt : std::optional<std::string>(version))
+        .body;
+  }
+  if (method == "submit_payload") {
+    const auto* payload = params.if_contains("payload");
+    if (!payload) throw ExchangeError(Kind::invalid_input, "params.payload is required");
+    return service.submit(string_param(params, "schema_id", true), *payload,
+                          string_param(params, "client_id", false));
+  }
+  if (method == "get_schema_updates") {
+    std::optional<std::int64_t> since;
+    if (const auto* s = params.if_contains("since"); s && s->is_number()) {
+      since = s->to_number<std::int64_t>();
+    }
+    return service.updates(string_param(params, "scenario", true),
+                           string_param(params, "client_id", false), since);
+  }
+  throw UnknownMethod(std::string(method));
+}
+
+bj::value rpc_error(int code, std::string message, const bj::value& id, bj::value data = nullptr) {
+  bj::object err{{"code", code}, {"message", std::move(message)}};
+  if (!data.is_null()) err["data"] = std::move(data);
+  return bj::object{{"jsonrpc", "2.0"}, {"error", std::move(err)}, {"id", id}};
+}
+
+// One JSON-RPC 2.0 request object -> its response (null for a notification).
+bj::value handle_rpc(exchange::ExchangeService& service, const bj::value& request) {
+  if (!request.is_object()) return rpc_error(-32600, "a request must be an object", nullptr);
+  const auto& r = request.get_object();
+  const bj::value id = r.contains("id") ? r.at("id") : bj::value(nullptr);
+  const bool notification = !r.contains("id");
+  const auto* method = r.if_contains("method");
+  if (!method || !method->is_string() || r.at("jsonrpc") != "2.0") {
+    return rpc_error(-32600, "invalid request: jsonrpc must be \"2.0\" and method a string", id);
+  }
+  const bj::value params = r.contains("params") ? r.at("params") : bj::value(bj::object{});
+  try {
+    bj::value result = dispatch_method(service, method->get_string(), params);
+    if (notification) return nullptr;
+    return bj::object{{"jsonrpc", "2.0"}, {"result", std::move(result)}, {"id", id}};
+  } catch (const ExchangeError& e) {
+    if (notification) return nullptr;
+    const auto m = mapping(e.kind());
+    bj::object data{{"code", m.code}};
+    if (!e.details().is_null()) data["details"] = e.details();
+    return rpc_error(m.rpc_code, e.what(), id, std::move(data));
+  } catch (const UnknownMethod&) {
+    if (notification) return nullptr;
+    return rpc_error(-32601,
+                     "method \"" + std::string(method->get_string()) +
+                         "\" not found (get_schema_template, submit_payload, get_schema_updates)",
+                     id);
+  }
+}
+
+}  // namespace
+
+void add_exchange_routes(http::Router& router, exchange::ExchangeService& service,
+                         const json::ParseLimits& limits) {
+  router.add("GET", "/scenarios", [&service](http::Request&) {
+    return http::Response::json(
+        200, bj::object{{"scenarios", call([&] { return service.list_scenarios(); })}});
+  });
+
+  router.add(
+      "PUT", "/scenarios/{scenario}/versions/{version}", [&service, &limits](http::Request& req) {
+        const auto body = read_json_body(req, limits);
+        const auto published = call(
+            [&] { return service.publish(req.param("scenario"), req.param("version"), body); });
+        return http::Response::json(published.created ? 201 : 200, published.template_json);
+      });
+
+  router.add("GET", "/scenarios/{scenario}/versions/{version}", [&service](http::Request& req) {
+    const auto n = call([&] {
+      return service.negotiate(req.param("scenario"), "",
+                               std::optional<std::string>(req.param("version")));
+    });
+    return http::Response::json(200, n.body);
+  });
+
+  router.add("GET", "/scenarios/{scenario}/versions/{version}/json-schema",
+             [&service](http::Request& req) {
+               return http::Response::json(200, call([&] {
+                                             return service.json_schema(req.param("scenario"),
+                                                                        req.param("version"));
+                                           }));
+             });
+
+  router.add("GET", "/scenarios/{scenario}/template", [&service](http::Request& req) {
+    const auto lang = req.query_param("preferred_language");
+    const auto version = req.query_param("schema_version");
+    const auto n = call([&] {
+      return service.negotiate(
+          req.param("scenario"), lang ? *lang : std::string_view{},
+          version ? std::optional<std::string>(std::string(*version)) : std::nullopt);
+    });
+    if (const auto inm = req.header("If-None-Match"); inm && *inm == n.etag) {
+      http::Response r;
+      r.status = 304;
+      r.set_header("ETag", n.etag);
+      return r;
+    }
+    auto r = http::Response::json(200, n.body);
+    r.set_header("ETag", n.etag);
+    r.set_header("Content-Language", std::string(n.body.at("language").as_string()));
+    return r;
+  });
+
+  router.add("POST", "/scenarios/{scenario}/payloads", [&service, &limits](http::Request& req) {
+    const auto body = read_json_body(req, limits);
+    if (!body.is_object()) {
+      throw http::Error(400, "InvalidInput",
+                        "the body must be {\"schema_id\", \"payload\", \"client_id\"?}");
+    }
+    const auto& o = body.get_object();
+    const auto result = call([&] {
+      const auto* id = o.if_contains("schema_id");
+      const auto* payload = o.if_contains("payload");
+      if (!id || !id->is_string())
+        throw ExchangeError(Kind::invalid_input, "schema_id is required");
+      if (!payload) throw ExchangeError(Kind::invalid_input, "payload is required");
+      const auto* client = o.if_contains("client_id");
+      const std::string client_id =
+          client && client->is_string() ? std::string(client->get_string())
+          : req.header("X-Client-Id")   ? std::string(*req.header("X-Client-Id"))
+                                        : std::string();
+      return service.submit(id->get_string(), *payload, client_id, req.param("scenario"));
+    });
+    return http::Response::json(200, result);
+  });
+
+  router.add("POST", "/scenarios/{scenario}/patches", [&service, &limits](http::Request& req) {
+    const auto body = read_json_body(req, limits);
+    return http::Response::json(
+        201, call([&] { return service.post_patch(req.param("scenario"), body); }));
+  });
+
+  router.add("GET", "/scenarios/{scenario}/updates", [&service](http::Request& req) {
+    const auto client = req.query_param("client_id");
+    return http::Response::json(200, call([&] {
+                                  return service.updates(req.param("scenario"),
+                                                         client ? *client : std::string_view{},
+                                                         since_param(req.query_param("since")));
+                                }));
+  });
+
+  // JSON-RPC 2.0 (single or batch). A bare {"method", "params"} object without "jsonrpc", as
+  // in seed 000 Appendix A, is answered with the bare result (or an HTTP error envelope).
+  router.add("POST", "/sdsi", [&service, &limits](http::Request& req) {
+    bj::value body;
+    try {
+      body = read_json_body(req, limits);
+    } catch (const http::Error& e) {
+      if (e.status() != 400) throw;
+      return http::Response::json(200, rpc_error(-32700, e.what(), nullptr));
+    }
+    if (body.is_array()) {
+      if (body.get_array().empty()) {
+        return http::Response::json(200, rpc_error(-32600, "empty batch", nullptr));
+      }
+      bj::array responses;
+      for (const auto& r : body.get_array()) {
+        auto res = handle_rpc(service, r);
+        if (!res.is_null()) responses.push_back(std::move(res));
+      }
+      if (responses.empty()) {
+        http::Response r;
+        r.status = 204;
+        return r;
+      }
+      return http::Response::json(200, responses);
+    }
+    if (body.is_object() && !body.get_object().contains("jsonrpc")) {
+      const auto* method = body.get_object().if_contains("method");
+      if (!method || !method->is_string()) {
+        throw http::Error(400, "InvalidInput", "the body needs a \"method\" string");
+      }
+      const bj::value params = body.get_object().contains("params") ? body.get_object().at("params")
+                                                                    : bj::value(bj::object{});
+      try {
+        return http::Response::json(
+            200, call([&] { return dispatch_method(service, method->get_string(), params); }));
+      } catch (const UnknownMethod&) {
+        throw http::Error(404, "NotFound",
+                          "method \"" + std::string(method->get_string()) + "\" not found");
+      }
+    }
+    auto res = handle_rpc(service, body);
+    if (res.is_null()) {
+      http::Response r;
+      r.status = 204;
+      return r;
+    }
+    return http::Response::json(200, res);
+  });
+}
+
+}  // namespace schemagate::api

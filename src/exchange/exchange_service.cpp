@@ -1,0 +1,541 @@
+#include "exchange/exchange_service.hpp"
+
+#include "json/jcs.hpp"
+#include "json/parse.hpp"
+#include "jsonschema/schema.hpp"
+#include "store/store.hpp"
+#include "util/clock.hpp"
+#include "versioning/semver.hpp"
+
+#include <boost/json/serialize.hpp>
+
+#include <algorithm>
+#include <random>
+
+namespace schemagate::exchange {
+
+namespace bj = boost::json;
+using Kind = ExchangeError::Kind;
+
+namespace {
+
+constexpr std::string_view kTemplates = "templates";   // "<scenario>/<version>"
+constexpr std::string_view kSchemaIds = "schema_ids";  // schema_id -> {scenario, version}
+constexpr std::string_view kScenarios = "scenarios";   // scenario -> {versions: [...]}
+constexpr std::string_view kPatches = "patches";       // "<scenario>/<patch_id>"
+
+std::string template_key(std::string_view scenario, std::string_view version) {
+  return std::string(scenario) + "/" + std::string(version);
+}
+
+// FNV-1a over the canonical form: equal content, equal tag, whatever the member order.
+std::string etag_of(const bj::value& v) {
+  const std::string canonical = json::canonicalize(v);
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : canonical)
+    h = (h ^ c) * 0x100000001b3ull;
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "\"%016llx\"", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+std::string new_patch_id() {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "patch-%016llx", static_cast<unsigned long long>(rng()));
+  return buf;
+}
+
+bool scenario_name_ok(std::string_view s) {
+  if (s.empty() || s.size() > 128) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  });
+}
+
+}  // namespace
+
+ExchangeService::ExchangeService(store::Store& store, const util::Clock& clock,
+                                 AgentTransport& transport, ExchangeLimits limits)
+    : store_(store), clock_(clock), transport_(transport), limits_(limits) {}
+
+ExchangeService::~ExchangeService() = default;
+
+ExchangeService::Published ExchangeService::publish(std::string_view scenario,
+                                                    std::string_view version,
+                                                    const bj::value& body) {
+  if (!scenario_name_ok(scenario)) {
+    throw ExchangeError(Kind::invalid_input,
+                        "scenario \"" + std::string(scenario) +
+                            "\" must be 1-128 letters, digits, '_', '-' or '.'");
+  }
+  auto parsed = parse_template(body, scenario, version);
+  if (auto* problems = std::get_if<std::vector<TemplateProblem>>(&parsed)) {
+    bj::array list;
+    for (const auto& p : *problems)
+      list.push_back(bj::object{{"path", p.path}, {"message", p.message}});
+    throw ExchangeError(Kind::invalid_template,
+                        "the template has " + std::to_string(problems->size()) + " problem" +
+                            (problems->size() == 1 ? "" : "s") + ": " + problems->front().message +
+                            (problems->size() > 1 ? " (and more, see details)" : ""),
+                        bj::object{{"problems", std::move(list)}});
+  }
+  const Template& t = std::get<Template>(parsed);
+  const bj::object stored = t.to_json();
+
+  const auto existing = store_.get(kTemplates, template_key(scenario, version));
+  if (existing) {
+    if (json::canonicalize(existing->body) == json::canonicalize(stored)) return {stored, false};
+    throw ExchangeError(Kind::conflict, "version " + std::string(version) + " of " +
+                                            std::string(scenario) +
+                                            " is already published with other content; publish "
+                                            "a new version instead");
+  }
+  const auto owner = store_.get(kSchemaIds, t.schema_id);
+  if (owner) {
+    throw ExchangeError(Kind::conflict, "schema_id \"" + t.schema_id + "\" already belongs to " +
+                                            std::string(owner->body.at("scenario").as_string()) +
+                                            " " +
+                                            std::string(owner->body.at("version").as_string()));
+  }
+  const auto index = store_.get(kScenarios, scenario);
+  bj::array versions = index ? index->body.at("versions").as_array() : bj::array{};
+  versions.push_back(bj::value(version));
+  std::vector<store::Write> writes{
+      store::Write::put(std::string(kTemplates), template_key(scenario, version), stored, 0),
+      store::Write::put(std::string(kSchemaIds), t.schema_id,
+                        bj::object{{"scenario", scenario}, {"version", version}}, 0),
+      store::Write::put(std::string(kScenarios), std::string(scenario),
+                        bj::object{{"scenario", scenario}, {"versions", versions}},
+                        index ? index->revision : 0)};
+  try {
+    store_.commit(writes);
+  } catch (const store::ConflictError&) {
+    throw ExchangeError(Kind::conflict, "a concurrent publish of " + std::string(scenario) +
+                                            " won; fetch the scenario and retry");
+  }
+  return {stored, true};
+}
+
+bj::array ExchangeService::list_scenarios() {
+  bj::array out;
+  std::string after;
+  for (;;) {
+    const auto page = store_.list(kScenarios, {"", after, 200});
+    for (const auto& d : page.items) {
+      const auto latest = latest_version(d.key);
+      const auto t = load_template(d.key, latest).tmpl;
+      out.push_back(bj::object{{"scenario", d.key},
+                               {"latest_version", latest},
+                               {"schema_id", t.schema_id},
+                               {"versions", d.body.at("versions")}});
+    }
+    if (!page.next_after_key) break;
+    after = *page.next_after_key;
+  }
+  return out;
+}
+
+std::string ExchangeService::latest_version(std::string_view scenario) {
+  const auto index = store_.get(kScenarios, scenario);
+  if (!index) {
+    throw ExchangeError(Kind::not_found, "no scenario \"" + std::string(scenario) +
+                                             "\" is published (GET /scenarios lists them)");
+  }
+  std::optional<versioning::SemVer> best;
+  std::string best_text;
+  for (const auto& v : index->body.at("versions").as_array()) {
+    const auto sv = versioning::SemVer::parse(v.as_string());
+    // Pre-releases are served only when asked for by version.
+    if (sv && sv->prerelease.empty() && (!best || *sv > *best)) {
+      best = sv;
+      best_text = v.as_string();
+    }
+  }
+  if (!best) best_text = index->body.at("versions").as_array().back().as_string();
+  return best_text;
+}
+
+ExchangeService::Located ExchangeService::load_template(std::string_view scenario,
+                                                        std::string_view version) {
+  const auto doc = store_.get(kTemplates, template_key(scenario, version));
+  if (!doc) {
+    throw ExchangeError(Kind::not_found, "scenario \"" + std::string(scenario) +
+                                             "\" has no version " + std::string(version));
+  }
+  auto parsed = parse_template(doc->body, scenario, version);
+  if (auto* problems = std::get_if<std::vector<TemplateProblem>>(&parsed)) {
+    throw std::runtime_error("stored template " + doc->key +
+                             " no longer parses: " + problems->front().message);
+  }
+  return {std::move(std::get<Template>(parsed)), std::string(scenario), std::string(version)};
+}
+
+ExchangeService::Located ExchangeService::find_schema_id(std::string_view schema_id) {
+  const auto owner = store_.get(kSchemaIds, schema_id);
+  if (!owner) {
+    throw ExchangeError(Kind::not_found,
+                        "unknown schema_id \"" + std::string(schema_id) +
+                            "\"; get_schema_template returns the current one for a scenario");
+  }
+  return load_template(owner->body.at("scenario").as_string(),
+                       owner->body.at("version").as_string());
+}
+
+ExchangeService::Negotiated ExchangeService::negotiate(std::string_view scenario,
+                                                       std::string_view preferred_language,
+                                                       std::optional<std::string> version) {
+  const std::string v = version ? *version : latest_version(scenario);
+  const auto located = load_template(scenario, v);
+  std::string language;
+  Negotiated n;
+  n.body = located.tmpl.negotiated(preferred_language, language);
+  n.etag = etag_of(n.body);
+  return n;
+}
+
+bj::object ExchangeService::json_schema(std::string_view scenario, std::string_view version) {
+  return load_template(scenario, version).tmpl.json_schema();
+}
+
+std::string ExchangeService::sanitize_other(std::string_view text) const {
+  std::string out;
+  out.reserve(text.size());
+  std::size_t chars = 0;
+  for (std::size_t i = 0; i < text.size() && chars < limits_.max_other_chars;) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : 4;
+    len = std::min(len, text.size() - i);
+    const bool c0 = c < 0x20 || c == 0x7F;
+    // C1 controls U+0080..U+009F are encoded C2 80..C2 9F.
+    const bool c1 = len == 2 && c == 0xC2 && static_cast<unsigned char>(text[i + 1]) < 0xA0;
+    if (c0 || c1) {
+      if (!out.empty() && out.back() != ' ' && (c == '\n' || c == '\t' || c == '\r')) out += ' ';
+    } else {
+      out.append(text, i, len);
+      ++chars;
+    }
+    i += len;
+  }
+  const auto first = out.find_first_not_of(' ');
+  if (first == std::string::npos) return {};
+  return out.substr(first, out.find_last_not_of(' ') - first + 1);
+}
+
+std::vector<bj::object> ExchangeService::active_patches(std::string_view scenario,
+                                                        std::string_view schema_id,
+                                                        std::string_view client_id) {
+  std::vector<bj::object> out;
+  const std::int64_t now = clock_.now_unix_ms();
+  std::string after;
+  for (;;) {
+    const auto page = store_.list(kPatches, {std::string(scenario) + "/", after, 200});
+    for (const auto& d : page.items) {
+      const auto& p = d.body.as_object();
+      if (!schema_id.empty() &&
+          p.at("parent_schema_id").as_string() != std::string(schema_id).c_str()) {
+        continue;
+      }
+      if (p.at("expires_at_ms").as_int64() <= now) continue;
+      if (const auto* target = p.if_contains("client_id");
+          target && !target->is_null() && target->as_string() != std::string(client_id).c_str()) {
+        continue;
+      }
+      out.push_back(p);
+    }
+    if (!page.next_after_key) break;
+    after = *page.next_after_key;
+  }
+  std::sort(out.begin(), out.end(), [](const bj::object& a, const bj::object& b) {
+    return a.at("timestamp_ms").as_int64() < b.at("timestamp_ms").as_int64();
+  });
+  return out;
+}
+
+Template ExchangeService::effective(const Template& base, const std::vector<bj::object>& patches) {
+  Template t = base;
+  for (const auto& p : patches) {
+    for (const auto& k : p.at("new_keys").as_array()) {
+      auto parsed = parse_template(
+          bj::object{{"schema_id", "x"}, {"scenario", base.scenario}, {"keys", bj::array{k}}},
+          base.scenario, "1.0.0");
+      if (auto* tmpl = std::get_if<Template>(&parsed)) {
+        KeyDefinition key = tmpl->keys.front();
+        key.required = false;  // a patch never makes old payloads invalid
+        key.experimental = true;
+        if (!t.key(key.name)) t.keys.insert(t.keys.end() - 1, std::move(key));
+      }
+    }
+    for (const auto& m : p.at("modified_keys").as_array()) {
+      const auto& name = m.at("key_name").as_string();
+      for (auto& key : t.keys) {
+        if (key.name != name.c_str()) continue;
+        if (const auto* d = m.as_object().if_contains("semantic_description")) key.description = *d;
+        if (const auto* d = m.as_object().if_contains("deprecated"); d && d->is_bool()) {
+          key.deprecated = d->get_bool();
+        }
+      }
+    }
+  }
+  return t;
+}
+
+std::shared_ptr<const jsonschema::Schema> ExchangeService::compiled(const Template& t,
+                                                                    const std::string& cache_key) {
+  std::lock_guard lock(cache_mu_);
+  auto& slot = cache_[cache_key];
+  if (!slot)
+    slot = std::make_shared<jsonschema::Schema>(jsonschema::Schema::compile(t.json_schema()));
+  return slot;
+}
+
+bj::object ExchangeService::submit(std::string_view schema_id, const bj::value& payload,
+                                   std::string_view client_id, std::string_view expected_scenario) {
+  if (schema_id.empty()) throw ExchangeError(Kind::invalid_input, "schema_id is required");
+  const Located located = find_schema_id(schema_id);
+  if (!expected_scenario.empty() && located.scenario != expected_scenario) {
+    throw ExchangeError(Kind::invalid_input, "schema_id \"" + std::string(schema_id) +
+                                                 "\" belongs to scenario " + located.scenario +
+                                                 ", not " + std::string(expected_scenario));
+  }
+  if (!payload.is_object()) {
+    throw ExchangeError(
+        Kind::invalid_payload, "payload must be a JSON object of key-value pairs",
+        bj::object{{"violations", bj::array{bj::object{{"instanceLocation", ""},
+                                                       {"keywordLocation", "/type"},
+                                                       {"message", "expected object"}}}}});
+  }
+  const auto patches = active_patches(located.scenario, schema_id, client_id);
+  std::string cache_key = std::string(schema_id);
+  for (const auto& p : patches)
+    cache_key += "|" + std::string(p.at("patch_id").as_string());
+  const Template t = patches.empty() ? located.tmpl : effective(located.tmpl, patches);
+
+  bj::object completed = payload.get_object();
+  std::string other;
+  if (auto* o = completed.if_contains(kOtherKey); o && o->is_string()) {
+    other = sanitize_other(o->get_string());
+    if (other.empty())
+      completed.erase(kOtherKey);
+    else
+      *o = other;
+  }
+  const auto result = compiled(t, cache_key)->evaluate(completed);
+  if (!result.valid) {
+    bj::array violations;
+    for (const auto& e : result.errors) {
+      violations.push_back(bj::object{{"instanceLocation", e.instance_location},
+                                      {"keywordLocation", e.keyword_location},
+                                      {"message", e.error}});
+    }
+    throw ExchangeError(
+        Kind::invalid_payload,
+        "the payload does not match " + std::string(schema_id) + ": " +
+            result.errors.front().instance_location + " " + result.errors.front().error +
+            (result.errors.size() > 1 ? " (" + std::to_string(result.errors.size()) + " violations)"
+                                      : ""),
+        bj::object{{"violations", std::move(violations)}});
+  }
+  bj::array applied;
+  for (const auto& k : t.keys) {
+    if (!k.required && k.default_value && !completed.contains(k.name)) {
+      completed[k.name] = *k.default_value;
+      applied.push_back(bj::value(k.name));
+    }
+  }
+  if (!other.empty()) {
+    store_.append_event("other/" + located.scenario,
+                        bj::object{{"schema_id", schema_id},
+                                   {"client_id", client_id},
+                                   {"text", other},
+                                   {"at", util::format_rfc3339(clock_.now())}});
+  }
+
+  bj::object out;
+  if (t.endpoint.empty()) {
+    out = bj::object{{"status", "accepted"}, {"schema_id", schema_id}, {"payload", completed}};
+  } else {
+    AgentTransport::Reply reply;
+    try {
+      reply = transport_.post_json(t.endpoint, bj::serialize(completed), limits_.agent_timeout);
+    } catch (const AgentTimeout& e) {
+      throw ExchangeError(Kind::agent_timeout, "the " + located.scenario + " agent at " +
+                                                   t.endpoint +
+                                                   " did not answer in time: " + e.what());
+    } catch (const AgentUnreachable& e) {
+      throw ExchangeError(Kind::agent_unreachable, "the " + located.scenario + " agent at " +
+                                                       t.endpoint + " is unreachable: " + e.what());
+    }
+    if (reply.status < 200 || reply.status > 299) {
+      throw ExchangeError(
+          Kind::agent_error,
+          "the " + located.scenario + " agent answered HTTP " + std::to_string(reply.status),
+          bj::object{{"agent_status", reply.status}});
+    }
+    bj::value answer;
+    try {
+      answer = json::parse(reply.body);
+    } catch (const json::ParseError& e) {
+      throw ExchangeError(Kind::invalid_agent_response,
+                          std::string("the agent's reply is not JSON: ") + e.what());
+    }
+    if (located.tmpl.response_schema) {
+      const auto check =
+          jsonschema::Schema::compile(*located.tmpl.response_schema).evaluate(answer);
+      if (!check.valid) {
+        bj::array violations;
+        for (const auto& e : check.errors) {
+          violations.push_back(bj::object{{"instanceLocation", e.instance_location},
+                                          {"keywordLocation", e.keyword_location},
+                                          {"message", e.error}});
+        }
+        throw ExchangeError(Kind::invalid_agent_response,
+                            "the agent's reply does not match the response_schema: " +
+                                check.errors.front().instance_location + " " +
+                                check.errors.front().error,
+                            bj::object{{"violations", std::move(violations)}});
+      }
+    }
+    out = answer.is_object() ? answer.get_object() : bj::object{{"result", answer}};
+  }
+  if (!applied.empty()) out["applied_defaults"] = std::move(applied);
+  if (!patches.empty()) {
+    bj::array new_keys, modified_keys, ids;
+    for (const auto& p : patches) {
+      for (const auto& k : p.at("new_keys").as_array())
+        new_keys.push_back(k);
+      for (const auto& k : p.at("modified_keys").as_array())
+        modified_keys.push_back(k);
+      ids.push_back(p.at("patch_id"));
+    }
+    bj::object suggestion{{"patch_ids", std::move(ids)}};
+    if (!new_keys.empty()) suggestion["new_keys"] = std::move(new_keys);
+    if (!modified_keys.empty()) suggestion["modified_keys"] = std::move(modified_keys);
+    out["schema_update_suggestion"] = std::move(suggestion);
+  }
+  return out;
+}
+
+bj::object ExchangeService::post_patch(std::string_view scenario, const bj::value& body) {
+  if (!body.is_object()) throw ExchangeError(Kind::invalid_input, "a patch must be a JSON object");
+  const auto& o = body.get_object();
+  const auto* parent = o.if_contains("parent_schema_id");
+  if (!parent || !parent->is_string()) {
+    throw ExchangeError(Kind::invalid_input, "parent_schema_id is required");
+  }
+  const Located base = find_schema_id(parent->get_string());
+  if (base.scenario != scenario) {
+    throw ExchangeError(Kind::invalid_input, "parent_schema_id \"" +
+                                                 std::string(parent->get_string()) +
+                                                 "\" belongs to scenario " + base.scenario);
+  }
+  bj::array problems;
+  bj::array new_keys, modified_keys;
+  if (const auto* nk = o.if_contains("new_keys")) {
+    if (!nk->is_array()) {
+      problems.push_back(
+          bj::object{{"path", "/new_keys"}, {"message", "new_keys must be an array"}});
+    } else {
+      for (std::size_t i = 0; i < nk->get_array().size(); ++i) {
+        const auto& k = nk->get_array()[i];
+        auto parsed = parse_template(
+            bj::object{{"schema_id", "x"}, {"scenario", scenario}, {"keys", bj::array{k}}},
+            scenario, "1.0.0");
+        const std::string path = "/new_keys/" + std::to_string(i);
+        if (auto* errs = std::get_if<std::vector<TemplateProblem>>(&parsed)) {
+          for (const auto& e : *errs) {
+            problems.push_back(
+                bj::object{{"path", path + e.path.substr(std::min<std::size_t>(e.path.size(), 7))},
+                           {"message", e.message}});
+          }
+          continue;
+        }
+        const auto& key = std::get<Template>(parsed).keys.front();
+        if (base.tmpl.key(key.name)) {
+          problems.push_back(bj::object{
+              {"path", path + "/key_name"},
+              {"message", "key \"" + key.name + "\" already exists in " + base.tmpl.schema_id +
+                              "; refine it through modified_keys instead (§6.2.2)"}});
+          continue;
+        }
+        bj::object stored = key.to_json();
+        stored["required"] = false;
+        stored["experimental"] = true;
+        new_keys.push_back(std::move(stored));
+      }
+    }
+  }
+  if (const auto* mk = o.if_contains("modified_keys")) {
+    if (!mk->is_array()) {
+      problems.push_back(
+          bj::object{{"path", "/modified_keys"}, {"message", "modified_keys must be an array"}});
+    } else {
+      for (std::size_t i = 0; i < mk->get_array().size(); ++i) {
+        const std::string path = "/modified_keys/" + std::to_string(i);
+        const auto& m = mk->get_array()[i];
+        const auto* name = m.is_object() ? m.get_object().if_contains("key_name") : nullptr;
+        if (!name || !name->is_string() || !base.tmpl.key(name->get_string())) {
+          problems.push_back(bj::object{{"path", path + "/key_name"},
+                                        {"message", "modified_keys must name an existing key"}});
+          continue;
+        }
+        for (const auto& kv : m.get_object()) {
+          if (kv.key() != "key_name" && kv.key() != "semantic_description" &&
+              kv.key() != "deprecated") {
+            problems.push_back(
+                bj::object{{"path", path + "/" + std::string(kv.key())},
+                           {"message",
+                            "a patch may refine semantic_description or mark deprecated; base "
+                            "keys keep their type and constraints (§6.2.2)"}});
+          }
+        }
+        modified_keys.push_back(m);
+      }
+    }
+  }
+  if (new_keys.empty() && modified_keys.empty() && problems.empty()) {
+    problems.push_back(
+        bj::object{{"path", ""}, {"message", "a patch needs new_keys or modified_keys"}});
+  }
+  if (!problems.empty()) {
+    throw ExchangeError(Kind::invalid_template,
+                        "the patch has " + std::to_string(problems.size()) + " problem" +
+                            (problems.size() == 1 ? "" : "s") + ": " +
+                            std::string(problems.front().at("message").as_string()),
+                        bj::object{{"problems", std::move(problems)}});
+  }
+  const std::int64_t now = clock_.now_unix_ms();
+  std::int64_t lifetime_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(limits_.default_patch_lifetime).count();
+  if (const auto* ttl = o.if_contains("ttl_seconds"); ttl && ttl->is_number()) {
+    lifetime_ms = static_cast<std::int64_t>(ttl->to_number<double>() * 1000);
+  }
+  bj::object patch{
+      {"patch_id", new_patch_id()},
+      {"parent_schema_id", parent->get_string()},
+      {"scenario", scenario},
+      {"timestamp", util::format_rfc3339(clock_.now())},
+      {"timestamp_ms", now},
+      {"expiration",
+       util::format_rfc3339(util::Clock::time_point(std::chrono::milliseconds(now + lifetime_ms)))},
+      {"expires_at_ms", now + lifetime_ms},
+      {"new_keys", std::move(new_keys)},
+      {"modified_keys", std::move(modified_keys)}};
+  if (const auto* c = o.if_contains("client_id"); c && c->is_string()) patch["client_id"] = *c;
+  store_.put(std::string(kPatches),
+             std::string(scenario) + "/" + std::string(patch.at("patch_id").as_string()), patch, 0);
+  return patch;
+}
+
+bj::object ExchangeService::updates(std::string_view scenario, std::string_view client_id,
+                                    std::optional<std::int64_t> since_ms) {
+  latest_version(scenario);  // 404 for an unknown scenario
+  bj::array list;
+  for (auto& p : active_patches(scenario, "", client_id)) {
+    if (since_ms && p.at("timestamp_ms").as_int64() <= *since_ms) continue;
+    list.push_back(std::move(p));
+  }
+  return bj::object{{"scenario", scenario}, {"patches", std::move(list)}};
+}
+
+}  // namespace schemagate::exchange

@@ -1,0 +1,125 @@
+#pragma once
+
+#include "exchange/agent_transport.hpp"
+#include "exchange/template.hpp"
+
+#include <boost/json/value.hpp>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace schemagate::store {
+class Store;
+}
+namespace schemagate::util {
+class Clock;
+}
+namespace schemagate::jsonschema {
+class Schema;
+}
+
+namespace schemagate::exchange {
+
+// A failure the caller can act on; adapters map `kind` to HTTP statuses and JSON-RPC codes.
+class ExchangeError : public std::runtime_error {
+ public:
+  enum class Kind {
+    invalid_input,           // malformed request
+    not_found,               // unknown scenario, version or schema_id
+    conflict,                // a published version differs, a schema_id is taken
+    invalid_template,        // details.problems
+    invalid_payload,         // details.violations
+    agent_unreachable,       // 502
+    agent_timeout,           // 504
+    agent_error,             // 502: the agent answered with an error status
+    invalid_agent_response,  // 502: the reply breaks response_schema or is not JSON
+  };
+  ExchangeError(Kind kind, std::string message, boost::json::value details = nullptr)
+      : std::runtime_error(std::move(message)), kind_(kind), details_(std::move(details)) {}
+  Kind kind() const { return kind_; }
+  const boost::json::value& details() const { return details_; }
+
+ private:
+  Kind kind_;
+  boost::json::value details_;
+};
+
+struct ExchangeLimits {
+  std::size_t max_other_chars = 2000;  // `other` is cut to this many characters
+  std::chrono::seconds default_patch_lifetime{std::chrono::hours(24 * 30)};
+  std::chrono::milliseconds agent_timeout{10'000};
+};
+
+// Seed 000: schema templates (§4), negotiation (§3.2 step 3), structured exchange (steps 4-5) and
+// update delivery (step 6, §6.2.2), over the Store.
+class ExchangeService {
+ public:
+  ExchangeService(store::Store& store, const util::Clock& clock, AgentTransport& transport,
+                  ExchangeLimits limits = {});
+  ~ExchangeService();
+
+  struct Published {
+    boost::json::object template_json;
+    bool created = false;  // false: the identical version was already published
+  };
+  // PUT /scenarios/{s}/versions/{v}. Versions are immutable: republishing identical content is
+  // a no-op, different content is a conflict.
+  Published publish(std::string_view scenario, std::string_view version,
+                    const boost::json::value& body);
+
+  boost::json::array list_scenarios();
+
+  struct Negotiated {
+    boost::json::object body;
+    std::string etag;  // strong, quoted
+  };
+  // get_schema_template: the latest version unless `version` is given.
+  Negotiated negotiate(std::string_view scenario, std::string_view preferred_language,
+                       std::optional<std::string> version = std::nullopt);
+  boost::json::object json_schema(std::string_view scenario, std::string_view version);
+
+  // submit_payload: validate, complete with defaults, record `other`, execute, and attach active
+  // update suggestions. `expected_scenario`, when given, must own the schema_id.
+  boost::json::object submit(std::string_view schema_id, const boost::json::value& payload,
+                             std::string_view client_id, std::string_view expected_scenario = {});
+
+  // POST /scenarios/{s}/patches: the server fills patch_id, timestamp and expiration.
+  boost::json::object post_patch(std::string_view scenario, const boost::json::value& body);
+
+  // get_schema_updates: active patches for the scenario (and client), newer than since_ms.
+  boost::json::object updates(std::string_view scenario, std::string_view client_id,
+                              std::optional<std::int64_t> since_ms);
+
+  // What `other` becomes before it is stored: control characters removed, whitespace trimmed,
+  // at most max_other_chars characters.
+  std::string sanitize_other(std::string_view text) const;
+
+ private:
+  struct Located {
+    Template tmpl;
+    std::string scenario, version;
+  };
+  Located load_template(std::string_view scenario, std::string_view version);
+  Located find_schema_id(std::string_view schema_id);
+  std::string latest_version(std::string_view scenario);
+  std::vector<boost::json::object> active_patches(std::string_view scenario,
+                                                  std::string_view schema_id,
+                                                  std::string_view client_id);
+  Template effective(const Template& base, const std::vector<boost::json::object>& patches);
+  std::shared_ptr<const jsonschema::Schema> compiled(const Template& effective,
+                                                     const std::string& cache_key);
+
+  store::Store& store_;
+  const util::Clock& clock_;
+  AgentTransport& transport_;
+  ExchangeLimits limits_;
+  std::mutex cache_mu_;
+  std::map<std::string, std::shared_ptr<const jsonschema::Schema>> cache_;
+};
+
+}  // namespace schemagate::exchange
