@@ -199,10 +199,11 @@ bj::object ExchangeService::json_schema(std::string_view scenario, std::string_v
 }
 
 std::string ExchangeService::sanitize_other(std::string_view text) const {
-  std::string out;
-  out.reserve(text.size());
-  std::size_t chars = 0;
-  for (std::size_t i = 0; i < text.size() && chars < limits_.max_other_chars;) {
+  // Control characters go (line breaks and tabs become spaces), surrounding blanks are trimmed,
+  // and what is left is cut to max_other_chars characters.
+  std::string clean;
+  clean.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
     const auto c = static_cast<unsigned char>(text[i]);
     std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : 4;
     len = std::min(len, text.size() - i);
@@ -210,16 +211,29 @@ std::string ExchangeService::sanitize_other(std::string_view text) const {
     // C1 controls U+0080..U+009F are encoded C2 80..C2 9F.
     const bool c1 = len == 2 && c == 0xC2 && static_cast<unsigned char>(text[i + 1]) < 0xA0;
     if (c0 || c1) {
-      if (!out.empty() && out.back() != ' ' && (c == '\n' || c == '\t' || c == '\r')) out += ' ';
+      if ((c == '\n' || c == '\t' || c == '\r') && !clean.empty() && clean.back() != ' ') {
+        clean += ' ';
+      }
     } else {
-      out.append(text, i, len);
-      ++chars;
+      clean.append(text, i, len);
     }
     i += len;
   }
-  const auto first = out.find_first_not_of(' ');
+  const auto first = clean.find_first_not_of(' ');
   if (first == std::string::npos) return {};
-  return out.substr(first, out.find_last_not_of(' ') - first + 1);
+  std::string out;
+  std::size_t chars = 0;
+  for (std::size_t i = first; i < clean.size() && chars < limits_.max_other_chars; ++i) {
+    if ((static_cast<unsigned char>(clean[i]) & 0xC0) != 0x80) ++chars;
+    out += clean[i];
+    // Keep a character's continuation bytes with it.
+    while (i + 1 < clean.size() && (static_cast<unsigned char>(clean[i + 1]) & 0xC0) == 0x80) {
+      out += clean[++i];
+    }
+  }
+  while (!out.empty() && out.back() == ' ')
+    out.pop_back();
+  return out;
 }
 
 std::vector<bj::object> ExchangeService::active_patches(std::string_view scenario,
@@ -284,8 +298,12 @@ std::shared_ptr<const jsonschema::Schema> ExchangeService::compiled(const Templa
                                                                     const std::string& cache_key) {
   std::lock_guard lock(cache_mu_);
   auto& slot = cache_[cache_key];
-  if (!slot)
-    slot = std::make_shared<jsonschema::Schema>(jsonschema::Schema::compile(t.json_schema()));
+  if (!slot) {
+    // A publisher who writes "format" means it: formats are assertions in templates.
+    jsonschema::CompileOptions opts;
+    opts.assert_format = true;
+    slot = std::make_shared<jsonschema::Schema>(jsonschema::Schema::compile(t.json_schema(), opts));
+  }
   return slot;
 }
 
@@ -498,10 +516,11 @@ bj::object ExchangeService::post_patch(std::string_view scenario, const bj::valu
         bj::object{{"path", ""}, {"message", "a patch needs new_keys or modified_keys"}});
   }
   if (!problems.empty()) {
-    throw ExchangeError(Kind::invalid_template,
-                        "the patch has " + std::to_string(problems.size()) + " problem" +
-                            (problems.size() == 1 ? "" : "s") + ": " +
-                            std::string(problems.front().at("message").as_string()),
+    // The message is built before `problems` moves into the details.
+    const std::string message = "the patch has " + std::to_string(problems.size()) + " problem" +
+                                (problems.size() == 1 ? "" : "s") + ": " +
+                                std::string(problems.front().at("message").as_string());
+    throw ExchangeError(Kind::invalid_template, message,
                         bj::object{{"problems", std::move(problems)}});
   }
   const std::int64_t now = clock_.now_unix_ms();

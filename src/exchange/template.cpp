@@ -292,7 +292,9 @@ class TemplateReader {
     if (problems.size() != before) return std::nullopt;
     // The key's own schema must compile, and its default must satisfy it.
     try {
-      const auto schema = jsonschema::Schema::compile(k.value_schema("en"));
+      jsonschema::CompileOptions opts;
+      opts.assert_format = true;
+      const auto schema = jsonschema::Schema::compile(k.value_schema("en"), opts);
       if (const auto* d = o.if_contains("default_value"); d && !d->is_null()) {
         const auto result = schema.evaluate(*d);
         if (!result.valid) {
@@ -383,12 +385,15 @@ std::variant<Template, std::vector<TemplateProblem>> parse_template(const bj::va
   std::set<std::string> seen;
   for (std::size_t i = 0; i < keys->get_array().size(); ++i) {
     const std::string path = "/keys/" + std::to_string(i);
-    auto k = r.key(keys->get_array()[i], path);
-    if (!k) continue;
-    if (!seen.insert(k->name).second) {
-      r.problem(path + "/key_name", "duplicate key_name \"" + k->name + "\"");
+    const auto& raw = keys->get_array()[i];
+    // Duplicates are found even among keys that have other problems.
+    if (const auto* n = raw.is_object() ? raw.get_object().if_contains("key_name") : nullptr;
+        n && n->is_string() && !seen.insert(std::string(n->get_string())).second) {
+      r.problem(path + "/key_name", "duplicate key_name \"" + std::string(n->get_string()) + "\"");
       continue;
     }
+    auto k = r.key(raw, path);
+    if (!k) continue;
     if (k->name == kOtherKey &&
         (k->type != "string" || k->required || !k->constraints.empty() || k->default_value)) {
       r.problem(path,

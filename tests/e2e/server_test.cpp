@@ -2,6 +2,7 @@
 
 #include "support/http_client.hpp"
 #include "support/process.hpp"
+#include "support/server_process.hpp"
 
 #include <gtest/gtest.h>
 #include <boost/json.hpp>
@@ -14,54 +15,15 @@
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
+using schemagate::testing::body_json;
+using schemagate::testing::error_code;
+using schemagate::testing::error_message;
+using schemagate::testing::fresh_dir;
 using schemagate::testing::HttpClient;
 using schemagate::testing::Process;
+using schemagate::testing::Server;
 
 namespace {
-
-fs::path fresh_dir(const std::string& name) {
-  const auto dir =
-      fs::temp_directory_path() / ("schemagate-e2e-" + std::to_string(::getpid())) / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-// A running server and the port it bound.
-struct Server {
-  std::unique_ptr<Process> process;
-  unsigned short port = 0;
-
-  explicit Server(const fs::path& dir, std::vector<std::string> extra_args = {},
-                  std::map<std::string, std::string> env = {}) {
-    std::vector<std::string> argv{SCHEMAGATE_BINARY, "serve", "--listen",
-                                  "127.0.0.1:0",     "--db",  (dir / "schemagate.db").string(),
-                                  "--threads",       "2"};
-    argv.insert(argv.end(), extra_args.begin(), extra_args.end());
-    process = std::make_unique<Process>(argv, env);
-    if (!process->wait_for_stderr("listening on", 20s)) {
-      ADD_FAILURE() << "server did not start:\n" << process->stderr_text();
-      return;
-    }
-    std::smatch m;
-    const std::string err = process->stderr_text();
-    if (std::regex_search(err, m, std::regex(R"(listening on https?://[^:]+:(\d+))"))) {
-      port = static_cast<unsigned short>(std::stoi(m[1]));
-    }
-  }
-};
-
-boost::json::value body_json(const schemagate::testing::HttpResponse& r) {
-  return boost::json::parse(r.body);
-}
-
-std::string error_code(const schemagate::testing::HttpResponse& r) {
-  return std::string(body_json(r).at("error").at("code").as_string());
-}
-
-std::string error_message(const schemagate::testing::HttpResponse& r) {
-  return std::string(body_json(r).at("error").at("message").as_string());
-}
 
 class ServerTest : public ::testing::Test {
  protected:
