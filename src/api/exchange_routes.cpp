@@ -234,6 +234,31 @@ void add_exchange_routes(http::Router& router, exchange::ExchangeService& servic
     return http::Response::json(200, result);
   });
 
+  router.add("GET", "/scenarios/{scenario}/endpoint", [&service](http::Request& req) {
+    return http::Response::json(200, call([&] {
+                                  const auto e = service.endpoint_of(req.param("scenario"));
+                                  return bj::object{
+                                      {"scenario", req.param("scenario")},
+                                      {"endpoint", e.empty() ? bj::value(nullptr) : bj::value(e)}};
+                                }));
+  });
+
+  router.add("PUT", "/scenarios/{scenario}/endpoint", [&service, &limits](http::Request& req) {
+    const auto body = read_json_body(req, limits);
+    const auto* e = body.is_object() ? body.get_object().if_contains("endpoint") : nullptr;
+    if (!e || !(e->is_string() || e->is_null())) {
+      throw http::Error(400, "InvalidInput",
+                        "the body must be {\"endpoint\": \"http://...\"} (or null to unbind)");
+    }
+    call([&] {
+      service.bind_endpoint(req.param("scenario"),
+                            e->is_string() ? std::string_view(e->get_string()) : "");
+      return 0;
+    });
+    return http::Response::json(200,
+                                bj::object{{"scenario", req.param("scenario")}, {"endpoint", *e}});
+  });
+
   router.add("POST", "/scenarios/{scenario}/patches", [&service, &limits](http::Request& req) {
     const auto body = read_json_body(req, limits);
     return http::Response::json(

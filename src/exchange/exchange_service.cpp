@@ -23,6 +23,7 @@ constexpr std::string_view kTemplates = "templates";   // "<scenario>/<version>"
 constexpr std::string_view kSchemaIds = "schema_ids";  // schema_id -> {scenario, version}
 constexpr std::string_view kScenarios = "scenarios";   // scenario -> {versions: [...]}
 constexpr std::string_view kPatches = "patches";       // "<scenario>/<patch_id>"
+constexpr std::string_view kEndpoints = "endpoints";   // scenario -> {endpoint}
 
 std::string template_key(std::string_view scenario, std::string_view version) {
   return std::string(scenario) + "/" + std::string(version);
@@ -85,7 +86,10 @@ ExchangeService::Published ExchangeService::publish(std::string_view scenario,
 
   const auto existing = store_.get(kTemplates, template_key(scenario, version));
   if (existing) {
-    if (json::canonicalize(existing->body) == json::canonicalize(stored)) return {stored, false};
+    if (json::canonicalize(existing->body) == json::canonicalize(stored)) {
+      if (!t.endpoint.empty()) bind_endpoint(scenario, t.endpoint);
+      return {stored, false};
+    }
     throw ExchangeError(Kind::conflict, "version " + std::string(version) + " of " +
                                             std::string(scenario) +
                                             " is already published with other content; publish "
@@ -108,6 +112,10 @@ ExchangeService::Published ExchangeService::publish(std::string_view scenario,
       store::Write::put(std::string(kScenarios), std::string(scenario),
                         bj::object{{"scenario", scenario}, {"versions", versions}},
                         index ? index->revision : 0)};
+  if (!t.endpoint.empty()) {
+    writes.push_back(store::Write::put(std::string(kEndpoints), std::string(scenario),
+                                       bj::object{{"endpoint", t.endpoint}}));
+  }
   try {
     store_.commit(writes);
   } catch (const store::ConflictError&) {
@@ -115,6 +123,23 @@ ExchangeService::Published ExchangeService::publish(std::string_view scenario,
                                             " won; fetch the scenario and retry");
   }
   return {stored, true};
+}
+
+void ExchangeService::bind_endpoint(std::string_view scenario, std::string_view endpoint) {
+  latest_version(scenario);  // 404 for an unknown scenario
+  if (endpoint.empty()) {
+    store_.remove(std::string(kEndpoints), std::string(scenario));
+    return;
+  }
+  if (!endpoint.starts_with("http://") && !endpoint.starts_with("https://")) {
+    throw ExchangeError(Kind::invalid_input, "endpoint must be an http:// or https:// URL");
+  }
+  store_.put(std::string(kEndpoints), std::string(scenario), bj::object{{"endpoint", endpoint}});
+}
+
+std::string ExchangeService::endpoint_of(std::string_view scenario) {
+  const auto doc = store_.get(kEndpoints, scenario);
+  return doc ? std::string(doc->body.at("endpoint").as_string()) : std::string();
 }
 
 bj::array ExchangeService::list_scenarios() {
@@ -370,19 +395,19 @@ bj::object ExchangeService::submit(std::string_view schema_id, const bj::value& 
   }
 
   bj::object out;
-  if (t.endpoint.empty()) {
+  const std::string endpoint = endpoint_of(located.scenario);
+  if (endpoint.empty()) {
     out = bj::object{{"status", "accepted"}, {"schema_id", schema_id}, {"payload", completed}};
   } else {
     AgentTransport::Reply reply;
     try {
-      reply = transport_.post_json(t.endpoint, bj::serialize(completed), limits_.agent_timeout);
+      reply = transport_.post_json(endpoint, bj::serialize(completed), limits_.agent_timeout);
     } catch (const AgentTimeout& e) {
-      throw ExchangeError(Kind::agent_timeout, "the " + located.scenario + " agent at " +
-                                                   t.endpoint +
+      throw ExchangeError(Kind::agent_timeout, "the " + located.scenario + " agent at " + endpoint +
                                                    " did not answer in time: " + e.what());
     } catch (const AgentUnreachable& e) {
       throw ExchangeError(Kind::agent_unreachable, "the " + located.scenario + " agent at " +
-                                                       t.endpoint + " is unreachable: " + e.what());
+                                                       endpoint + " is unreachable: " + e.what());
     }
     if (reply.status < 200 || reply.status > 299) {
       throw ExchangeError(

@@ -74,6 +74,11 @@ class ExchangeService {
 
   boost::json::array list_scenarios();
 
+  // Where executed payloads of a scenario go (PUT /scenarios/{s}/endpoint; also set by a publish
+  // body's "endpoint"). An empty endpoint means validate and complete only.
+  void bind_endpoint(std::string_view scenario, std::string_view endpoint);
+  std::string endpoint_of(std::string_view scenario);
+
   struct Negotiated {
     boost::json::object body;
     std::string etag;  // strong, quoted

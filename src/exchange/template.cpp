@@ -159,7 +159,6 @@ bj::object Template::to_json() const {
                {"default_language", default_language},
                {"keys", std::move(list)}};
   if (response_schema) o["response_schema"] = *response_schema;
-  if (!endpoint.empty()) o["endpoint"] = endpoint;
   return o;
 }
 

@@ -34,7 +34,9 @@ struct Template {
   std::string default_language = "en";
   std::vector<KeyDefinition> keys;  // always includes the reserved "other"
   std::optional<boost::json::value> response_schema;
-  std::string endpoint;  // the agent's HTTP endpoint; empty = validate only
+  // The agent's HTTP endpoint, when the publish body names one. It is a binding of the
+  // scenario, not part of the immutable version: to_json() leaves it out.
+  std::string endpoint;
 
   const KeyDefinition* key(std::string_view name) const;
   boost::json::object to_json() const;  // the stored, publishable form

@@ -482,6 +482,41 @@ TEST_F(ExchangeTest, PatchesMayNotRedefineBaseKeys) {
             404);
 }
 
+TEST_F(ExchangeTest, EndpointsAreBindingsNotPartOfTheVersion) {
+  start();
+  // Published without an endpoint: payloads are validated and completed, not forwarded.
+  auto t = flight_template("http://127.0.0.1:1/unused");
+  t.erase("endpoint");
+  ASSERT_EQ(put_json(c(), "/scenarios/flight_booking/versions/1.0.0", t).status, 201);
+  auto r = body_json(c().post_json("/scenarios/flight_booking/payloads", kFigure8));
+  EXPECT_EQ(r.at("status"), "accepted");
+  EXPECT_EQ(r.at("payload").at("other"), "window seat");
+  // The same version with an endpoint is the same content: 200, and the binding moves.
+  ASSERT_EQ(put_json(c(), "/scenarios/flight_booking/versions/1.0.0",
+                     flight_template(agent_.url("/book")))
+                .status,
+            200);
+  EXPECT_EQ(body_json(c().post_json("/scenarios/flight_booking/payloads", kFigure8)).at("status"),
+            "confirmed");
+  EXPECT_EQ(body_json(c().get("/scenarios/flight_booking/endpoint")).at("endpoint"),
+            agent_.url("/book"));
+  // Rebinding and unbinding explicitly.
+  EXPECT_EQ(
+      put_json(c(), "/scenarios/flight_booking/endpoint", bj::object{{"endpoint", nullptr}}).status,
+      200);
+  EXPECT_EQ(body_json(c().post_json("/scenarios/flight_booking/payloads", kFigure8)).at("status"),
+            "accepted");
+  EXPECT_EQ(put_json(c(), "/scenarios/flight_booking/endpoint", bj::object{{"endpoint", "ftp://x"}})
+                .status,
+            400);
+  EXPECT_EQ(
+      put_json(c(), "/scenarios/hotel/endpoint", bj::object{{"endpoint", "http://x/"}}).status,
+      404);
+  // The negotiated template never shows where the agent lives.
+  EXPECT_FALSE(
+      body_json(c().get("/scenarios/flight_booking/template")).as_object().contains("endpoint"));
+}
+
 TEST_F(ExchangeTest, JsonRpcErrors) {
   start();
   publish_flight();
