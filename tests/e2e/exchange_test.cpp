@@ -498,8 +498,8 @@ TEST_F(ExchangeTest, EndpointsAreBindingsNotPartOfTheVersion) {
             200);
   EXPECT_EQ(body_json(c().post_json("/scenarios/flight_booking/payloads", kFigure8)).at("status"),
             "confirmed");
-  EXPECT_EQ(body_json(c().get("/scenarios/flight_booking/endpoint")).at("endpoint"),
-            agent_.url("/book"));
+  EXPECT_EQ(body_json(c().get("/scenarios/flight_booking/endpoint")).at("endpoint").as_string(),
+            agent_.url("/book").c_str());
   // Rebinding and unbinding explicitly.
   EXPECT_EQ(
       put_json(c(), "/scenarios/flight_booking/endpoint", bj::object{{"endpoint", nullptr}}).status,
