@@ -48,7 +48,7 @@ std::string_view dialect_name(Dialect d) {
 
 SchemaRegistry::SchemaRegistry() {
   for (const auto& doc : embedded_metaschemas()) {
-    bj::value v = bj::parse(doc.json);
+    bj::value v = bj::parse(doc.text);
     if (doc.name == "vocabularies") {
       for (auto& kv : v.as_object())
         add(std::string(kv.key()), kv.value());

@@ -1,17 +1,14 @@
 #pragma once
 
+#include "util/embedded.hpp"
+
 #include <span>
-#include <string_view>
 
 namespace schemagate::jsonschema {
 
-struct EmbeddedDocument {
-  std::string_view name;  // draft7, draft2019-09, draft2020-12, vocabularies (URI -> schema map)
-  std::string_view json;
-};
-
 // The official metaschemas of the three dialects and their vocabulary metaschemas, compiled into
-// the binary (generated from Debian's python3-jsonschema at build time).
-std::span<const EmbeddedDocument> embedded_metaschemas();
+// the binary from Debian's python3-jsonschema: draft7, draft2019-09, draft2020-12, and
+// vocabularies (a map of URI to schema).
+std::span<const util::EmbeddedFile> embedded_metaschemas();
 
 }  // namespace schemagate::jsonschema
