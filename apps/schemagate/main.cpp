@@ -5,6 +5,7 @@
 #include "server/app.hpp"
 #include "server/config.hpp"
 #include "util/files.hpp"
+#include "demo_command.hpp"
 #include "validate_command.hpp"
 
 #include <CLI/CLI.hpp>
@@ -20,10 +21,11 @@ namespace {
 
 using schemagate::server::Config;
 
-CLI::App* add_serve(CLI::App& app, Config& config, std::string& listen, std::string& tls_cert,
-                    std::string& tls_key, std::string& config_file) {
-  auto* serve = app.add_subcommand(
-      "serve", "Run the HTTP server (registry, exchange, gateway, A2A, console)");
+// `serve` and `demo` take the same options.
+CLI::App* add_server_command(CLI::App& app, const std::string& name, const std::string& help,
+                             Config& config, std::string& listen, std::string& tls_cert,
+                             std::string& tls_key, std::string& config_file) {
+  auto* serve = app.add_subcommand(name, help);
   serve
       ->add_option("--config", config_file,
                    "Read options from a file of 'key = value' lines named as the long flags "
@@ -149,7 +151,14 @@ int main(int argc, char** argv) {
   Config config;
   std::string listen = "127.0.0.1:8080";
   std::string tls_cert, tls_key, config_file;
-  CLI::App* serve = add_serve(app, config, listen, tls_cert, tls_key, config_file);
+  CLI::App* serve = add_server_command(
+      app, "serve", "Run the HTTP server (registry, exchange, gateway, A2A, console)", config,
+      listen, tls_cert, tls_key, config_file);
+  CLI::App* demo = add_server_command(
+      app, "demo",
+      "Run the server with seed 000's two demo agents (flight booking, photo retouch) started "
+      "in-process, their templates published and their endpoints bound",
+      config, listen, tls_cert, tls_key, config_file);
 
   schemagate::cli::ValidateCommand validate;
   schemagate::cli::add_validate(app, validate);
@@ -161,11 +170,11 @@ int main(int argc, char** argv) {
       ->required();
 
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (!args.empty() && args[0] == "serve") {
+  if (!args.empty() && (args[0] == "serve" || args[0] == "demo")) {
     try {
       const auto path = config_path(args);
       if (!path.empty()) {
-        const auto from_file = config_file_arguments(*serve, path, args);
+        const auto from_file = config_file_arguments(args[0] == "serve" ? *serve : *demo, path, args);
         args.insert(args.begin() + 1, from_file.begin(), from_file.end());
       }
     } catch (const std::exception& e) {
@@ -180,25 +189,27 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
 
-  if (app.got_subcommand("serve")) {
+  if (app.got_subcommand("serve") || app.got_subcommand("demo")) {
+    const std::string command = app.got_subcommand("serve") ? "serve" : "demo";
     try {
       schemagate::server::apply_listen_address(listen, config.http);
     } catch (const std::exception& e) {
-      std::cerr << "schemagate serve: " << e.what() << "\n";
+      std::cerr << "schemagate " << command << ": " << e.what() << "\n";
       return 2;
     }
     if (config.json_limits.max_depth < 1 ||
         config.json_limits.max_depth > schemagate::json::kMaxParseDepth) {
-      std::cerr << "schemagate serve: --max-json-depth must be between 1 and "
+      std::cerr << "schemagate " << command << ": --max-json-depth must be between 1 and "
                 << schemagate::json::kMaxParseDepth << "\n";
       return 2;
     }
     if (tls_cert.empty() != tls_key.empty()) {
-      std::cerr << "schemagate serve: --tls-cert and --tls-key go together\n";
+      std::cerr << "schemagate " << command << ": --tls-cert and --tls-key go together\n";
       return 2;
     }
     if (!tls_cert.empty()) config.http.tls = schemagate::http::TlsFiles{tls_cert, tls_key};
-    return schemagate::server::run(config);
+    if (command == "serve") return schemagate::server::run(config);
+    return schemagate::cli::run_demo(config);
   }
 
   if (app.got_subcommand("validate")) return schemagate::cli::run_validate(validate);

@@ -137,7 +137,7 @@ struct Server::Impl {
     acceptor.listen(asio::socket_base::max_listen_connections, ec);
     if (ec) fail("listen on");
     const auto port = acceptor.local_endpoint().port();
-    spdlog::info("listening on {}://{}:{}", tls ? "https" : "http",
+    spdlog::info("{} listening on {}://{}:{}", options.name, tls ? "https" : "http",
                  address.is_v6() ? "[" + options.host + "]" : options.host, port);
     return port;
   }

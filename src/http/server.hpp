@@ -30,6 +30,7 @@ struct ServerOptions {
   std::optional<TlsFiles> tls;
   bool handle_signals = true;  // SIGINT/SIGTERM start a graceful shutdown
   bool access_log = true;      // one JSON line per request on stdout
+  std::string name = "schemagate";  // in the "<name> listening on <url>" log line
 };
 
 // An HTTP/1.1 server on Boost.Beast and C++20 coroutines. Requests are routed through the

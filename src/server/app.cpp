@@ -13,7 +13,7 @@
 
 namespace schemagate::server {
 
-int run(const Config& config) {
+int run(const Config& config, const StartHook& on_start) {
   util::configure_logging(config.log_level);
   util::SystemClock clock;
   util::MetricsRegistry metrics;
@@ -32,6 +32,15 @@ int run(const Config& config) {
   http::Client agent_client;
   HttpAgentTransport transport(agent_client);
   exchange::ExchangeService exchange(*store, clock, transport, config.exchange);
+
+  if (on_start) {
+    try {
+      on_start(exchange);
+    } catch (const std::exception& e) {
+      spdlog::critical("start-up failed: {}", e.what());
+      return 1;
+    }
+  }
 
   http::Router router;
   api::add_ops_routes(router, {*store, metrics, config.json_limits});

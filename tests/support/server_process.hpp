@@ -39,13 +39,13 @@ struct Server {
                                   "--threads",       "2"};
     argv.insert(argv.end(), extra_args.begin(), extra_args.end());
     process = std::make_unique<Process>(argv, env);
-    if (!process->wait_for_stderr("listening on", 20s)) {
+    if (!process->wait_for_stderr("schemagate listening on", 20s)) {
       ADD_FAILURE() << "server did not start:\n" << process->stderr_text();
       return;
     }
     std::smatch m;
     const std::string err = process->stderr_text();
-    if (std::regex_search(err, m, std::regex(R"(listening on https?://[^:]+:(\d+))"))) {
+    if (std::regex_search(err, m, std::regex(R"(schemagate listening on https?://[^:]+:(\d+))"))) {
       port = static_cast<unsigned short>(std::stoi(m[1]));
     }
   }

@@ -1,0 +1,82 @@
+#include "demo_agents.hpp"
+
+#include "examples_embedded.hpp"
+#include "json/parse.hpp"
+
+#include <atomic>
+#include <cstdio>
+
+namespace schemagate::examples {
+
+namespace bj = boost::json;
+
+namespace {
+
+std::string text(const bj::object& o, const char* key) {
+  const auto* v = o.if_contains(key);
+  return v && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+// Shaped like seed 000 Figure 9.
+bj::value book_flight(const bj::object& p) {
+  static std::atomic<int> sequence{0};
+  const std::string date = text(p, "departure_date");
+  const std::string cabin = text(p, "cabin_class");
+  const auto passengers = p.at("passenger_count").to_number<int>();
+  const std::string other = text(p, "other");
+  std::string compact = date;
+  std::erase(compact, '-');
+  char booking[40];
+  std::snprintf(booking, sizeof booking, "BK-%s-%03d", compact.c_str(), ++sequence % 1000);
+  unsigned route = 0;
+  for (char c : text(p, "origin") + text(p, "destination")) route = route * 31 + static_cast<unsigned char>(c);
+  const int base = cabin == "first" ? 6800 : cabin == "business" ? 2450 : cabin == "premium_economy" ? 1200 : 680;
+  char amount[40];
+  const int total = base * passengers;
+  std::snprintf(amount, sizeof amount, "CNY %d,%03d.00", total / 1000, total % 1000);
+  const bool window = other.find("window") != std::string::npos;
+  const bool front = cabin == "business" || cabin == "first";
+  return bj::object{{"booking_id", booking},
+                    {"status", "confirmed"},
+                    {"flight_number", "CA" + std::to_string(1000 + route % 9000)},
+                    {"departure_time", date + "T09:00:00+08:00"},
+                    {"arrival_time", date + "T11:20:00+08:00"},
+                    {"seat", std::string(front ? "3" : "12") + (window ? "A" : "C")},
+                    {"total_amount", amount}};
+}
+
+bj::value retouch_photo(const bj::object& p) {
+  static std::atomic<int> sequence{0};
+  bj::object applied;
+  for (const auto& kv : p) {
+    if (kv.key() != "other") applied[kv.key()] = kv.value();
+  }
+  bj::object out{{"job_id", "RT-" + std::to_string(++sequence)},
+                 {"status", "completed"},
+                 {"applied", std::move(applied)}};
+  if (const auto other = text(p, "other"); !other.empty()) {
+    out["notes"] = bj::array{bj::value("not applied, no key covers it yet: " + other)};
+  }
+  return out;
+}
+
+const bj::value& template_named(std::string_view name) {
+  static const std::vector<std::pair<std::string, bj::value>> parsed = [] {
+    std::vector<std::pair<std::string, bj::value>> out;
+    for (const auto& f : embedded_templates()) out.emplace_back(std::string(f.name), json::parse(f.text));
+    return out;
+  }();
+  for (const auto& [n, v] : parsed) {
+    if (n == name) return v;
+  }
+  throw std::logic_error("no embedded template " + std::string(name));
+}
+
+}  // namespace
+
+std::vector<DemoAgent> demo_agents() {
+  return {DemoAgent{"flight_booking", template_named("flight_booking"), book_flight},
+          DemoAgent{"photo_retouch", template_named("photo_retouch"), retouch_photo}};
+}
+
+}  // namespace schemagate::examples

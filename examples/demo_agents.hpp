@@ -1,0 +1,23 @@
+#pragma once
+
+// The two server agents of seed 000 (§5.1 flight booking, §5.2 photo retouch), as small real
+// HTTP services built on the server-agent SDK.
+
+#include "sdk/agent.hpp"
+
+#include <boost/json/value.hpp>
+
+#include <string>
+#include <vector>
+
+namespace schemagate::examples {
+
+struct DemoAgent {
+  std::string scenario;
+  boost::json::value template_json;  // examples/templates/<scenario>.json
+  sdk::AgentServer::Handler handler;
+};
+
+std::vector<DemoAgent> demo_agents();
+
+}  // namespace schemagate::examples
