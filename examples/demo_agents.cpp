@@ -29,8 +29,12 @@ bj::value book_flight(const bj::object& p) {
   char booking[40];
   std::snprintf(booking, sizeof booking, "BK-%s-%03d", compact.c_str(), ++sequence % 1000);
   unsigned route = 0;
-  for (char c : text(p, "origin") + text(p, "destination")) route = route * 31 + static_cast<unsigned char>(c);
-  const int base = cabin == "first" ? 6800 : cabin == "business" ? 2450 : cabin == "premium_economy" ? 1200 : 680;
+  for (char c : text(p, "origin") + text(p, "destination"))
+    route = route * 31 + static_cast<unsigned char>(c);
+  const int base = cabin == "first"             ? 6800
+                   : cabin == "business"        ? 2450
+                   : cabin == "premium_economy" ? 1200
+                                                : 680;
   char amount[40];
   const int total = base * passengers;
   std::snprintf(amount, sizeof amount, "CNY %d,%03d.00", total / 1000, total % 1000);
@@ -63,7 +67,8 @@ bj::value retouch_photo(const bj::object& p) {
 const bj::value& template_named(std::string_view name) {
   static const std::vector<std::pair<std::string, bj::value>> parsed = [] {
     std::vector<std::pair<std::string, bj::value>> out;
-    for (const auto& f : embedded_templates()) out.emplace_back(std::string(f.name), json::parse(f.text));
+    for (const auto& f : embedded_templates())
+      out.emplace_back(std::string(f.name), json::parse(f.text));
     return out;
   }();
   for (const auto& [n, v] : parsed) {

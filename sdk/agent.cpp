@@ -68,14 +68,16 @@ AgentServer::AgentServer(const bj::value& template_json, Handler handler, AgentO
   const auto version = template_json.is_object() && template_json.get_object().contains("version")
                            ? std::string(template_json.at("version").as_string())
                            : std::string("1.0.0");
-  const auto scenario = template_json.is_object() && template_json.get_object().contains("scenario") &&
+  const auto scenario = template_json.is_object() &&
+                                template_json.get_object().contains("scenario") &&
                                 template_json.at("scenario").is_string()
                             ? std::string(template_json.at("scenario").as_string())
                             : std::string();
   auto parsed = exchange::parse_template(template_json, scenario, version);
   if (auto* problems = std::get_if<std::vector<exchange::TemplateProblem>>(&parsed)) {
     std::string all;
-    for (const auto& p : *problems) all += "\n  " + p.path + ": " + p.message;
+    for (const auto& p : *problems)
+      all += "\n  " + p.path + ": " + p.message;
     throw std::invalid_argument("invalid agent template:" + all);
   }
   impl_->tmpl = std::move(std::get<exchange::Template>(parsed));
@@ -111,8 +113,9 @@ AgentServer::AgentServer(const bj::value& template_json, Handler handler, AgentO
       const auto* lang = params->get_object().if_contains("preferred_language");
       std::string language;
       return http::Response::json(
-          200, self.tmpl.negotiated(lang && lang->is_string() ? std::string_view(lang->get_string()) : "",
-                                    language));
+          200,
+          self.tmpl.negotiated(
+              lang && lang->is_string() ? std::string_view(lang->get_string()) : "", language));
     }
     if (*method == "submit_payload") {
       const auto* id = params->get_object().if_contains("schema_id");
@@ -125,11 +128,14 @@ AgentServer::AgentServer(const bj::value& template_json, Handler handler, AgentO
       }
       return self.run_handler(self.validated(*payload));
     }
-    throw http::Error(404, "NotFound", "method " + std::string(method->get_string()) + " not found");
+    throw http::Error(404, "NotFound",
+                      "method " + std::string(method->get_string()) + " not found");
   });
 }
 
-AgentServer::~AgentServer() { stop(); }
+AgentServer::~AgentServer() {
+  stop();
+}
 
 unsigned short AgentServer::start() {
   http::ServerOptions opts;
@@ -157,6 +163,8 @@ std::string AgentServer::execute_url() const {
   return "http://" + impl_->options.host + ":" + std::to_string(impl_->port) + "/execute";
 }
 
-const exchange::Template& AgentServer::schema_template() const { return impl_->tmpl; }
+const exchange::Template& AgentServer::schema_template() const {
+  return impl_->tmpl;
+}
 
 }  // namespace schemagate::sdk

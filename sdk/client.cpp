@@ -31,7 +31,8 @@ struct SchemaClient::Impl {
                             std::vector<http::Header> headers = {}) {
     if (!body.empty()) headers.push_back({"Content-Type", "application/json"});
     try {
-      return http.request(method, options.base_url + path, std::move(body), headers, options.timeout);
+      return http.request(method, options.base_url + path, std::move(body), headers,
+                          options.timeout);
     } catch (const http::ClientError& e) {
       throw ServerError(e.kind() == http::ClientError::Kind::timeout ? 504 : 502, "Unreachable",
                         e.what(), nullptr);
@@ -42,7 +43,8 @@ struct SchemaClient::Impl {
     try {
       return json::parse(r.body);
     } catch (const json::ParseError& e) {
-      throw ServerError(r.status, "InvalidResponse", std::string("the server's reply is not JSON: ") + e.what(), nullptr);
+      throw ServerError(r.status, "InvalidResponse",
+                        std::string("the server's reply is not JSON: ") + e.what(), nullptr);
     }
   }
 
@@ -50,9 +52,11 @@ struct SchemaClient::Impl {
     if (r.status < 400) return;
     const auto body = parse_body(r);
     const auto* err = body.is_object() ? body.get_object().if_contains("error") : nullptr;
-    if (!err || !err->is_object()) throw ServerError(r.status, "Unknown", "HTTP " + std::to_string(r.status), nullptr);
+    if (!err || !err->is_object())
+      throw ServerError(r.status, "Unknown", "HTTP " + std::to_string(r.status), nullptr);
     const auto& e = err->get_object();
-    throw ServerError(r.status, std::string(e.at("code").as_string()), std::string(e.at("message").as_string()),
+    throw ServerError(r.status, std::string(e.at("code").as_string()),
+                      std::string(e.at("message").as_string()),
                       e.contains("details") ? e.at("details") : bj::value(nullptr));
   }
 
@@ -83,8 +87,8 @@ struct SchemaClient::Impl {
     for (const auto& k : s.at("new_keys").as_array()) {
       bj::object prop{{"type", k.at("key_type")}};
       for (const char* c : {"enum", "minimum", "maximum", "minLength", "maxLength", "pattern",
-                            "format", "items", "properties", "exclusiveMinimum",
-                            "exclusiveMaximum", "multipleOf", "minItems", "maxItems"}) {
+                            "format", "items", "properties", "exclusiveMinimum", "exclusiveMaximum",
+                            "multipleOf", "minItems", "maxItems"}) {
         if (const auto* v = k.as_object().if_contains(c)) prop[c] = *v;
       }
       props[k.at("key_name").as_string()] = std::move(prop);
@@ -125,14 +129,16 @@ std::vector<Violation> SchemaClient::check(const std::string& scenario, const bj
   auto& local = impl_->local_schema(scenario, tmpl);
   const auto result = local.compiled->evaluate(payload);
   std::vector<Violation> out;
-  for (const auto& e : result.errors) out.push_back({e.instance_location, e.keyword_location, e.error});
+  for (const auto& e : result.errors)
+    out.push_back({e.instance_location, e.keyword_location, e.error});
   return out;
 }
 
 bj::object SchemaClient::submit(const std::string& scenario, const bj::object& payload) {
   auto violations = check(scenario, payload);
   if (!violations.empty()) {
-    const std::string first = violations.front().instance_location + " " + violations.front().message;
+    const std::string first =
+        violations.front().instance_location + " " + violations.front().message;
     throw LocalValidationError("the payload does not match the negotiated template: " + first,
                                std::move(violations));
   }
@@ -150,6 +156,8 @@ const std::optional<bj::value>& SchemaClient::last_update_suggestion() const {
   return impl_->suggestion;
 }
 
-SchemaClient::Stats SchemaClient::stats() const { return impl_->stats; }
+SchemaClient::Stats SchemaClient::stats() const {
+  return impl_->stats;
+}
 
 }  // namespace schemagate::sdk

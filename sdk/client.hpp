@@ -17,8 +17,8 @@ namespace schemagate::sdk {
 
 struct ClientOptions {
   std::string base_url = "http://127.0.0.1:8080";  // the schemagate server
-  std::string client_id;                            // sent with payloads (personalized patches)
-  std::string preferred_language;                   // for semantic descriptions
+  std::string client_id;                           // sent with payloads (personalized patches)
+  std::string preferred_language;                  // for semantic descriptions
   std::chrono::milliseconds timeout{10'000};
 };
 
@@ -76,7 +76,7 @@ class SchemaClient {
   const std::optional<boost::json::value>& last_update_suggestion() const;
 
   struct Stats {
-    int template_downloads = 0;  // 200 answers
+    int template_downloads = 0;      // 200 answers
     int template_revalidations = 0;  // 304 answers
   };
   Stats stats() const;

@@ -1,11 +1,11 @@
 // schemagate: one binary for the server and its command-line tools.
 
+#include "demo_command.hpp"
 #include "json/jcs.hpp"
 #include "json/parse.hpp"
 #include "server/app.hpp"
 #include "server/config.hpp"
 #include "util/files.hpp"
-#include "demo_command.hpp"
 #include "validate_command.hpp"
 
 #include <CLI/CLI.hpp>
@@ -174,7 +174,8 @@ int main(int argc, char** argv) {
     try {
       const auto path = config_path(args);
       if (!path.empty()) {
-        const auto from_file = config_file_arguments(args[0] == "serve" ? *serve : *demo, path, args);
+        const auto from_file =
+            config_file_arguments(args[0] == "serve" ? *serve : *demo, path, args);
         args.insert(args.begin() + 1, from_file.begin(), from_file.end());
       }
     } catch (const std::exception& e) {

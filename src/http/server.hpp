@@ -28,8 +28,8 @@ struct ServerOptions {
   std::chrono::milliseconds shutdown_grace{30'000};
   unsigned threads = 0;  // 0: one per core
   std::optional<TlsFiles> tls;
-  bool handle_signals = true;  // SIGINT/SIGTERM start a graceful shutdown
-  bool access_log = true;      // one JSON line per request on stdout
+  bool handle_signals = true;       // SIGINT/SIGTERM start a graceful shutdown
+  bool access_log = true;           // one JSON line per request on stdout
   std::string name = "schemagate";  // in the "<name> listening on <url>" log line
 };
 

@@ -4,9 +4,9 @@
 #include "support/http_client.hpp"
 #include "support/process.hpp"
 
-#include <boost/json.hpp>
 #include <gtest/gtest.h>
 #include <unistd.h>
+#include <boost/json.hpp>
 
 #include <csignal>
 #include <filesystem>
@@ -54,7 +54,8 @@ TEST(Demo, SeedExamplesWorkWithCurlShapedRequests) {
 
     // Appendix A.1 then A.2 (Figures 6-9).
     const auto tmpl = bj::parse(c.post_json("/sdsi", R"({"method": "get_schema_template",
-        "params": {"scenario": "flight_booking", "preferred_language": "en-US"}})").body);
+        "params": {"scenario": "flight_booking", "preferred_language": "en-US"}})")
+                                    .body);
     EXPECT_EQ(tmpl.at("schema_id"), "flight_booking_v1");
     const auto booked = c.post_json("/scenarios/flight_booking/payloads", R"({
       "schema_id": "flight_booking_v1",
