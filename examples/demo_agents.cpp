@@ -37,7 +37,11 @@ bj::value book_flight(const bj::object& p) {
                                                 : 680;
   char amount[40];
   const int total = base * passengers;
-  std::snprintf(amount, sizeof amount, "CNY %d,%03d.00", total / 1000, total % 1000);
+  if (total >= 1000) {
+    std::snprintf(amount, sizeof amount, "CNY %d,%03d.00", total / 1000, total % 1000);
+  } else {
+    std::snprintf(amount, sizeof amount, "CNY %d.00", total);
+  }
   const bool window = other.find("window") != std::string::npos;
   const bool front = cabin == "business" || cabin == "first";
   return bj::object{{"booking_id", booking},

@@ -396,7 +396,9 @@ class Run {
       }
       case Op::format:
         if (check_format(static_cast<Format>(in.aux), inst)) return true;
-        return error(in, [&] { return "is not a valid " + p_.sites[in.site].keyword; });
+        return error(in, [&] {
+          return "is not a valid " + std::string(format_name(static_cast<Format>(in.aux)));
+        });
 
       case Op::max_items:
         return !inst.is_array() || count_limit(in, inst.get_array().size(), true, "items");

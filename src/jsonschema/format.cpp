@@ -407,26 +407,41 @@ bool regex(std::string_view s) {
 
 }  // namespace
 
+namespace {
+constexpr std::pair<std::string_view, Format> kFormatNames[] = {
+    {"date-time", Format::date_time},
+    {"date", Format::date},
+    {"time", Format::time},
+    {"duration", Format::duration},
+    {"email", Format::email},
+    {"idn-email", Format::idn_email},
+    {"hostname", Format::hostname},
+    {"idn-hostname", Format::idn_hostname},
+    {"ipv4", Format::ipv4},
+    {"ipv6", Format::ipv6},
+    {"uri", Format::uri},
+    {"uri-reference", Format::uri_reference},
+    {"iri", Format::iri},
+    {"iri-reference", Format::iri_reference},
+    {"uuid", Format::uuid},
+    {"json-pointer", Format::json_pointer},
+    {"relative-json-pointer", Format::relative_json_pointer},
+    {"regex", Format::regex},
+    {"uri-template", Format::uri_template},
+};
+}  // namespace
+
+std::string_view format_name(Format f) {
+  for (const auto& [name, format] : kFormatNames) {
+    if (format == f) return name;
+  }
+  return "value";
+}
+
 Format format_from_name(std::string_view n) {
-  if (n == "date-time") return Format::date_time;
-  if (n == "date") return Format::date;
-  if (n == "time") return Format::time;
-  if (n == "duration") return Format::duration;
-  if (n == "email") return Format::email;
-  if (n == "idn-email") return Format::idn_email;
-  if (n == "hostname") return Format::hostname;
-  if (n == "idn-hostname") return Format::idn_hostname;
-  if (n == "ipv4") return Format::ipv4;
-  if (n == "ipv6") return Format::ipv6;
-  if (n == "uri") return Format::uri;
-  if (n == "uri-reference") return Format::uri_reference;
-  if (n == "iri") return Format::iri;
-  if (n == "iri-reference") return Format::iri_reference;
-  if (n == "uuid") return Format::uuid;
-  if (n == "json-pointer") return Format::json_pointer;
-  if (n == "relative-json-pointer") return Format::relative_json_pointer;
-  if (n == "regex") return Format::regex;
-  if (n == "uri-template") return Format::uri_template;
+  for (const auto& [name, format] : kFormatNames) {
+    if (name == n) return format;
+  }
   return Format::unknown;
 }
 

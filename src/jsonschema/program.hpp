@@ -283,6 +283,7 @@ bool json_equal(const boost::json::value& a, const boost::json::value& b);
 std::size_t utf8_length(std::string_view s);
 bool check_format(Format f, const boost::json::value& v);
 Format format_from_name(std::string_view name);
+std::string_view format_name(Format f);
 
 // Valid ECMA-262 that RE2 cannot run (lookaround, backreferences).
 class UnsupportedRegex : public SchemaError {
