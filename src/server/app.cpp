@@ -2,8 +2,10 @@
 
 #include "api/exchange_routes.hpp"
 #include "api/ops.hpp"
+#include "api/registry_routes.hpp"
 #include "exchange/exchange_service.hpp"
 #include "http/client.hpp"
+#include "registry/registry_service.hpp"
 #include "server/http_agent_transport.hpp"
 #include "util/clock.hpp"
 #include "util/log.hpp"
@@ -32,6 +34,8 @@ int run(const Config& config, const StartHook& on_start) {
   http::Client agent_client;
   HttpAgentTransport transport(agent_client);
   exchange::ExchangeService exchange(*store, clock, transport, config.exchange);
+  registry::RegistryService registry(*store, clock);
+  spdlog::info("registry: {} agents indexed", registry.size());
 
   if (on_start) {
     try {
@@ -45,6 +49,7 @@ int run(const Config& config, const StartHook& on_start) {
   http::Router router;
   api::add_ops_routes(router, {*store, metrics, config.json_limits});
   api::add_exchange_routes(router, exchange, config.json_limits);
+  api::add_registry_routes(router, registry, config.json_limits);
 
   http::Server server(router, metrics, config.http);
   try {

@@ -1,0 +1,16 @@
+#pragma once
+
+#include "http/router.hpp"
+#include "json/parse.hpp"
+
+namespace schemagate::registry {
+class RegistryService;
+}
+
+namespace schemagate::api {
+
+// Seed 004 §4-5: GET /agents, GET|PUT|DELETE /agents/{id}, POST /agents, POST /agents/search.
+void add_registry_routes(http::Router& router, registry::RegistryService& service,
+                         const json::ParseLimits& limits);
+
+}  // namespace schemagate::api

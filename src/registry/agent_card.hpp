@@ -1,0 +1,54 @@
+#pragma once
+
+#include <boost/json/value.hpp>
+
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace schemagate::registry {
+
+struct Operation {
+  std::string name;
+  std::string description;
+  boost::json::value input_schema;   // null when `scenario` names a template instead
+  boost::json::value output_schema;  // null when absent
+  std::string endpoint;              // full URL; the card's endpoint when not given
+  std::string scenario;
+};
+
+// Seed 004 §4 agent metadata, checked and normalized. The card as stored keeps every field
+// the publisher sent (the format is extensible); these are the ones schemagate reads.
+struct AgentCard {
+  std::string id;
+  std::string name;
+  std::string description;
+  std::vector<std::string> capabilities;
+  std::vector<std::string> tags;
+  std::vector<std::string> supported_languages;
+  std::vector<std::string> protocols;
+  std::string provider;
+  std::string authentication;  // as published ("API Key", "none", "oauth2", ...)
+  std::string endpoint;
+  std::vector<Operation> operations;
+  bool is_public = true;
+  std::vector<std::string> visible_to_clients;
+  std::vector<std::string> visible_to_groups;
+  boost::json::object raw;  // the normalized card, as stored and served
+
+  // Lower-cased, for exact filters.
+  bool has_capability(std::string_view c) const;
+  bool has_tag(std::string_view t) const;
+  bool supports_language(std::string_view l) const;
+};
+
+struct CardProblem {
+  std::string path;
+  std::string message;
+};
+
+// Validates a card (every problem listed) and normalizes it: the seed's simple top-level
+// `inputs`/`outputs` maps ({"text": "string"}) become a default operation's JSON Schemas.
+std::variant<AgentCard, std::vector<CardProblem>> parse_agent_card(const boost::json::value& body);
+
+}  // namespace schemagate::registry

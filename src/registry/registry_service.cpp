@@ -1,0 +1,197 @@
+#include "registry/registry_service.hpp"
+
+#include "store/store.hpp"
+#include "util/clock.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+namespace schemagate::registry {
+
+namespace bj = boost::json;
+using Kind = RegistryError::Kind;
+
+namespace {
+
+constexpr std::string_view kAgents = "agents";
+
+std::string encode_cursor(std::string_view id) {
+  static const char* hex = "0123456789abcdef";
+  std::string out = "c1.";
+  for (unsigned char c : id) {
+    out += hex[c >> 4];
+    out += hex[c & 15];
+  }
+  return out;
+}
+
+std::string decode_cursor(std::string_view cursor) {
+  if (cursor.empty()) return {};
+  auto bad = [&] {
+    return RegistryError(Kind::invalid_input,
+                         "cursor \"" + std::string(cursor) + "\" is not one this registry issued");
+  };
+  if (!cursor.starts_with("c1.") || (cursor.size() - 3) % 2 != 0) throw bad();
+  std::string out;
+  for (std::size_t i = 3; i < cursor.size(); i += 2) {
+    auto nibble = [&](char c) -> int {
+      if (c >= '0' && c <= '9') return c - '0';
+      if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+      throw bad();
+    };
+    out += static_cast<char>(nibble(cursor[i]) * 16 + nibble(cursor[i + 1]));
+  }
+  return out;
+}
+
+RegistryError invalid(const std::vector<CardProblem>& problems) {
+  bj::array list;
+  for (const auto& p : problems)
+    list.push_back(bj::object{{"path", p.path}, {"message", p.message}});
+  return RegistryError(Kind::invalid_card,
+                       "the agent card has " + std::to_string(problems.size()) + " problem" +
+                           (problems.size() == 1 ? "" : "s") + ": " + problems.front().path + " " +
+                           problems.front().message,
+                       bj::object{{"problems", std::move(list)}});
+}
+
+}  // namespace
+
+bool Caller::may_see(const AgentCard& card) const {
+  if (card.is_public || admin) return true;
+  if (!client_id.empty() &&
+      std::find(card.visible_to_clients.begin(), card.visible_to_clients.end(), client_id) !=
+          card.visible_to_clients.end()) {
+    return true;
+  }
+  return std::any_of(groups.begin(), groups.end(), [&](const std::string& g) {
+    return std::find(card.visible_to_groups.begin(), card.visible_to_groups.end(), g) !=
+           card.visible_to_groups.end();
+  });
+}
+
+RegistryService::RegistryService(store::Store& store, const util::Clock& clock)
+    : store_(store), clock_(clock) {
+  std::string after;
+  for (;;) {
+    const auto page = store_.list(kAgents, {"", after, 500});
+    for (const auto& d : page.items) {
+      auto parsed = parse_agent_card(d.body);
+      if (auto* card = std::get_if<AgentCard>(&parsed)) {
+        index_.upsert(*card);
+        meta_[card->id] = {d.revision, d.updated_at_ms};
+      }
+    }
+    if (!page.next_after_key) break;
+    after = *page.next_after_key;
+  }
+}
+
+RegistryService::Entry RegistryService::entry_from(const AgentCard& card) {
+  const auto& m = meta_.at(card.id);
+  return Entry{card, m.first, m.second};
+}
+
+RegistryService::Registered RegistryService::store_card(const bj::value& body,
+                                                        std::optional<std::int64_t> expected) {
+  auto parsed = parse_agent_card(body);
+  if (auto* problems = std::get_if<std::vector<CardProblem>>(&parsed)) throw invalid(*problems);
+  AgentCard card = std::move(std::get<AgentCard>(parsed));
+  if (!card.raw.contains("last_update")) {
+    card.raw["last_update"] = util::format_rfc3339(clock_.now());
+  }
+  std::unique_lock lock(mu_);
+  store::Document doc;
+  try {
+    doc = store_.put(std::string(kAgents), card.id, card.raw, expected);
+  } catch (const store::ConflictError&) {
+    throw RegistryError(
+        Kind::conflict,
+        "agent \"" + card.id + "\" is already registered; PUT /agents/" + card.id + " replaces it");
+  }
+  index_.upsert(card);
+  meta_[card.id] = {doc.revision, doc.updated_at_ms};
+  return Registered{Entry{std::move(card), doc.revision, doc.updated_at_ms}, doc.revision == 1};
+}
+
+RegistryService::Registered RegistryService::create(const bj::value& body) {
+  return store_card(body, 0);
+}
+
+RegistryService::Registered RegistryService::put(std::string_view id, const bj::value& body) {
+  if (!body.is_object()) throw invalid({{"", "an agent card must be a JSON object"}});
+  bj::value copy = body;
+  auto& o = copy.get_object();
+  if (const auto* given = o.if_contains("id");
+      given && !(given->is_string() && given->get_string() == std::string(id).c_str())) {
+    throw RegistryError(Kind::invalid_input,
+                        "the card's id does not match /agents/" + std::string(id));
+  }
+  o["id"] = id;
+  return store_card(copy, std::nullopt);
+}
+
+void RegistryService::remove(std::string_view id) {
+  std::unique_lock lock(mu_);
+  if (!store_.remove(std::string(kAgents), std::string(id))) {
+    throw RegistryError(Kind::not_found, "no agent \"" + std::string(id) + "\"");
+  }
+  index_.remove(id);
+  meta_.erase(std::string(id));
+}
+
+RegistryService::Entry RegistryService::get(std::string_view id, const Caller& caller) {
+  std::shared_lock lock(mu_);
+  const auto* card = index_.find(id);
+  // A private agent answers exactly like a missing one: its existence is not disclosed.
+  if (!card || !caller.may_see(*card)) {
+    throw RegistryError(Kind::not_found, "no agent \"" + std::string(id) + "\"");
+  }
+  return entry_from(*card);
+}
+
+RegistryService::Page RegistryService::list(const Filters& filters, std::string_view cursor,
+                                            std::size_t limit, const Caller& caller) {
+  const std::string after = decode_cursor(cursor);
+  std::shared_lock lock(mu_);
+  bool more = false;
+  const auto cards = index_.list(
+      filters, after, std::clamp<std::size_t>(limit, 1, 500),
+      [&](const AgentCard& c) { return caller.may_see(c); }, more);
+  Page page;
+  for (const auto* c : cards)
+    page.agents.push_back(entry_from(*c));
+  if (more && !page.agents.empty()) page.next_cursor = encode_cursor(page.agents.back().card.id);
+  return page;
+}
+
+bj::object RegistryService::search(const SearchRequest& r, const Caller& caller) {
+  const auto start = std::chrono::steady_clock::now();
+  std::shared_lock lock(mu_);
+  const auto result =
+      index_.search(r.query, r.filters, std::min<std::size_t>(r.top, 1000), r.skip, r.ranked,
+                    [&](const AgentCard& c) { return caller.may_see(c); });
+  bj::array results;
+  for (const auto& h : result.hits) {
+    bj::object item{
+        {"id", h.card->id}, {"name", h.card->name}, {"description", h.card->description}};
+    if (r.ranked) item["score"] = std::round(h.score * 10000.0) / 10000.0;
+    if (r.include_metadata) item["metadata"] = h.card->raw;
+    results.push_back(std::move(item));
+  }
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return bj::object{{"results", std::move(results)},
+                    {"count", result.count},
+                    {"top", r.top},
+                    {"skip", r.skip},
+                    {"query", r.query},
+                    {"search_time", std::round(ms * 1000.0) / 1000.0}};
+}
+
+std::size_t RegistryService::size() const {
+  std::shared_lock lock(mu_);
+  return index_.size();
+}
+
+}  // namespace schemagate::registry

@@ -1,0 +1,97 @@
+#pragma once
+
+#include "registry/agent_card.hpp"
+#include "registry/search_index.hpp"
+
+#include <boost/json/value.hpp>
+
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <stdexcept>
+#include <string>
+
+namespace schemagate::store {
+class Store;
+}
+namespace schemagate::util {
+class Clock;
+}
+
+namespace schemagate::registry {
+
+class RegistryError : public std::runtime_error {
+ public:
+  enum class Kind { invalid_input, invalid_card, not_found, conflict };
+  RegistryError(Kind kind, std::string message, boost::json::value details = nullptr)
+      : std::runtime_error(std::move(message)), kind_(kind), details_(std::move(details)) {}
+  Kind kind() const { return kind_; }
+  const boost::json::value& details() const { return details_; }
+
+ private:
+  Kind kind_;
+  boost::json::value details_;
+};
+
+// Who is asking: decides which private agents are visible.
+struct Caller {
+  std::string client_id;
+  std::vector<std::string> groups;
+  bool admin = false;
+  bool may_see(const AgentCard& card) const;
+};
+
+// Seed 004 §4-5: agent cards in the Store, mirrored in a search index that is rebuilt at start
+// and updated with every registration, so the two never disagree.
+class RegistryService {
+ public:
+  RegistryService(store::Store& store, const util::Clock& clock);
+
+  struct Entry {
+    AgentCard card;
+    std::int64_t revision = 0;
+    std::int64_t updated_at_ms = 0;
+  };
+  struct Registered {
+    Entry entry;
+    bool created = false;
+  };
+  Registered create(const boost::json::value& card);                    // 409 if the id exists
+  Registered put(std::string_view id, const boost::json::value& card);  // create or replace
+  void remove(std::string_view id);
+  Entry get(std::string_view id, const Caller& caller);  // 404 when missing or not visible
+
+  struct Page {
+    std::vector<Entry> agents;
+    std::optional<std::string> next_cursor;  // opaque
+  };
+  Page list(const Filters& filters, std::string_view cursor, std::size_t limit,
+            const Caller& caller);
+
+  struct SearchRequest {
+    std::string query;
+    Filters filters;
+    std::size_t top = 10;
+    std::size_t skip = 0;
+    bool ranked = true;
+    bool include_metadata = false;
+  };
+  // The seed 004 §5.2 response: {results[{id,name,description,score}], count, top, skip, query,
+  // search_time}.
+  boost::json::object search(const SearchRequest& request, const Caller& caller);
+
+  std::size_t size() const;
+
+ private:
+  Registered store_card(const boost::json::value& body, std::optional<std::int64_t> expected);
+  Entry entry_from(const AgentCard& card);
+
+  store::Store& store_;
+  const util::Clock& clock_;
+  mutable std::shared_mutex mu_;  // the index: many searches, few registrations
+  SearchIndex index_;
+  std::unordered_map<std::string, std::pair<std::int64_t, std::int64_t>>
+      meta_;  // id -> rev, updated
+};
+
+}  // namespace schemagate::registry

@@ -1,0 +1,282 @@
+#include "registry/search_index.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cmath>
+#include <unordered_set>
+
+namespace schemagate::registry {
+
+namespace {
+
+const std::unordered_set<std::string_view>& stop_words() {
+  static const std::unordered_set<std::string_view> words = {
+      "a",     "an",    "the",  "and",   "or",    "of",     "to",   "in",    "on",   "for",
+      "with",  "by",    "at",   "from",  "is",    "are",    "was",  "be",    "this", "that",
+      "these", "those", "it",   "its",   "as",    "i",      "me",   "my",    "we",   "our",
+      "you",   "your",  "can",  "could", "would", "should", "will", "do",    "does", "please",
+      "want",  "need",  "some", "any",   "about", "into",   "what", "which", "how",  "there",
+      "help",  "find",  "get",  "tell",  "give",  "show",   "use",  "using", "also", "so",
+      "if",    "then",  "than", "like",  "just",  "all",    "up",   "out",   "have", "has",
+      "had",   "been",  "am",   "not"};
+  return words;
+}
+
+// A light suffix stripper (Porter-like, much smaller): enough to meet "translate",
+// "translates", "translation" and "translator" on one stem.
+std::string stem(std::string w) {
+  struct Rule {
+    std::string_view suffix;
+    std::string_view replacement;
+    std::size_t min_stem;  // letters that must remain
+  };
+  static constexpr Rule kRules[] = {
+      {"izations", "iz", 3}, {"ization", "iz", 3}, {"ations", "at", 3}, {"ation", "at", 3},
+      {"ators", "at", 3},    {"ator", "at", 3},    {"ities", "", 4},    {"ity", "", 4},
+      {"ments", "", 4},      {"ment", "", 4},      {"ings", "", 3},     {"ing", "", 3},
+      {"ions", "", 4},       {"ion", "", 4},       {"ies", "y", 3},     {"ers", "", 4},
+      {"er", "", 4},         {"ed", "", 4},        {"es", "", 4},       {"s", "", 3},
+  };
+  if (w.size() <= 3) return w;
+  for (const auto& r : kRules) {
+    if (w.size() >= r.suffix.size() + r.min_stem && w.ends_with(r.suffix) &&
+        !(r.suffix == "s" && (w.ends_with("ss") || w.ends_with("us")))) {
+      w = w.substr(0, w.size() - r.suffix.size()) + std::string(r.replacement);
+      // "planning" -> "plann" -> "plan", "shipped" -> "shipp" -> "ship".
+      const bool verb_ending = r.suffix == "ing" || r.suffix == "ed" || r.suffix == "er";
+      if (verb_ending && w.size() > 3 && w[w.size() - 1] == w[w.size() - 2] &&
+          std::string_view("lsz").find(w.back()) == std::string_view::npos &&
+          std::string_view("aeiou").find(w.back()) == std::string_view::npos) {
+        w.pop_back();
+      }
+      break;
+    }
+  }
+  if (w.size() > 4 && w.back() == 'e') w.pop_back();
+  return w;
+}
+
+enum Field : std::size_t {
+  kName,
+  kCapabilities,
+  kTags,
+  kDescription,
+  kOperations,
+  kExtra,
+  kFields
+};
+constexpr std::array<double, kFields> kWeights = {3.0, 2.0, 2.0, 1.0, 1.0, 0.5};
+constexpr double kK1 = 1.2;
+constexpr double kB = 0.5;
+
+struct Doc {
+  AgentCard card;
+  std::array<std::unordered_map<std::string, std::uint32_t>, kFields> tf;
+  std::array<std::uint32_t, kFields> length{};
+  bool alive = true;
+};
+
+}  // namespace
+
+bool Filters::matches(const AgentCard& card) const {
+  for (const auto& c : capabilities) {
+    if (!card.has_capability(c)) return false;
+  }
+  for (const auto& t : tags) {
+    if (!card.has_tag(t)) return false;
+  }
+  if (!language.empty() && !card.supports_language(language)) return false;
+  auto same = [](std::string_view a, std::string_view b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+             return std::tolower(static_cast<unsigned char>(x)) ==
+                    std::tolower(static_cast<unsigned char>(y));
+           });
+  };
+  if (!provider.empty() && !same(card.provider, provider)) return false;
+  if (!authentication.empty() && !same(card.authentication, authentication)) return false;
+  return true;
+}
+
+std::vector<std::string> tokenize(std::string_view text) {
+  std::vector<std::string> out;
+  std::string cur;
+  auto flush = [&] {
+    if (cur.empty()) return;
+    if (!stop_words().count(cur)) out.push_back(stem(cur));
+    cur.clear();
+  };
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x80 || std::isalnum(c)) {
+      // camelCase and letter/digit boundaries start a new word.
+      if (!cur.empty() && std::isupper(c) && i > 0 &&
+          std::islower(static_cast<unsigned char>(text[i - 1])))
+        flush();
+      cur += c >= 0x80 ? static_cast<char>(c) : static_cast<char>(std::tolower(c));
+    } else {
+      flush();
+    }
+  }
+  flush();
+  return out;
+}
+
+struct SearchIndex::Impl {
+  std::vector<Doc> docs;                                    // slot -> doc
+  std::map<std::string, std::uint32_t, std::less<>> by_id;  // id -> slot (sorted for listing)
+  std::unordered_map<std::string, std::vector<std::uint32_t>> postings;  // term -> slots
+  std::array<double, kFields> total_length{};
+  std::size_t alive = 0;
+
+  void add_text(Doc& d, Field f, std::string_view text) {
+    for (auto& t : tokenize(text)) {
+      ++d.tf[f][t];
+      ++d.length[f];
+    }
+  }
+};
+
+SearchIndex::SearchIndex() : impl_(std::make_unique<Impl>()) {}
+SearchIndex::~SearchIndex() = default;
+
+void SearchIndex::upsert(const AgentCard& card, const std::vector<std::string>& extra) {
+  remove(card.id);
+  Doc d;
+  d.card = card;
+  impl_->add_text(d, kName, card.name);
+  impl_->add_text(d, kName, card.id);
+  for (const auto& c : card.capabilities)
+    impl_->add_text(d, kCapabilities, c);
+  for (const auto& t : card.tags)
+    impl_->add_text(d, kTags, t);
+  impl_->add_text(d, kDescription, card.description);
+  for (const auto& op : card.operations) {
+    impl_->add_text(d, kOperations, op.name);
+    impl_->add_text(d, kOperations, op.description);
+  }
+  for (const auto& e : extra)
+    impl_->add_text(d, kExtra, e);
+  const auto slot = static_cast<std::uint32_t>(impl_->docs.size());
+  std::unordered_set<std::string> terms;
+  for (std::size_t f = 0; f < kFields; ++f) {
+    impl_->total_length[f] += d.length[f];
+    for (const auto& [t, n] : d.tf[f])
+      terms.insert(t);
+  }
+  for (const auto& t : terms)
+    impl_->postings[t].push_back(slot);
+  impl_->docs.push_back(std::move(d));
+  impl_->by_id[card.id] = slot;
+  ++impl_->alive;
+}
+
+void SearchIndex::remove(std::string_view id) {
+  const auto it = impl_->by_id.find(id);
+  if (it == impl_->by_id.end()) return;
+  Doc& d = impl_->docs[it->second];
+  d.alive = false;
+  for (std::size_t f = 0; f < kFields; ++f)
+    impl_->total_length[f] -= d.length[f];
+  impl_->by_id.erase(it);
+  --impl_->alive;
+}
+
+const AgentCard* SearchIndex::find(std::string_view id) const {
+  const auto it = impl_->by_id.find(id);
+  return it == impl_->by_id.end() ? nullptr : &impl_->docs[it->second].card;
+}
+
+std::size_t SearchIndex::size() const {
+  return impl_->alive;
+}
+
+SearchIndex::Result SearchIndex::search(std::string_view query, const Filters& filters,
+                                        std::size_t top, std::size_t skip, bool ranked,
+                                        const Visible& visible) const {
+  Result result;
+  std::vector<Hit> hits;
+  const auto terms = tokenize(query);
+  const double n = static_cast<double>(std::max<std::size_t>(impl_->alive, 1));
+  if (terms.empty() || !ranked) {
+    for (const auto& [id, slot] : impl_->by_id) {
+      const auto& card = impl_->docs[slot].card;
+      if (filters.matches(card) && visible(card)) hits.push_back({&card, 0.0});
+    }
+    if (!terms.empty()) {  // unranked but still only matching cards
+      std::erase_if(hits, [&](const Hit& h) {
+        const auto& d = impl_->docs[impl_->by_id.find(h.card->id)->second];
+        return std::none_of(terms.begin(), terms.end(), [&](const std::string& t) {
+          return std::any_of(d.tf.begin(), d.tf.end(),
+                             [&](const auto& m) { return m.count(t) > 0; });
+        });
+      });
+    }
+    std::sort(hits.begin(), hits.end(), [](const Hit& a, const Hit& b) {
+      return a.card->name != b.card->name ? a.card->name < b.card->name : a.card->id < b.card->id;
+    });
+  } else {
+    std::array<double, kFields> avg{};
+    for (std::size_t f = 0; f < kFields; ++f)
+      avg[f] = std::max(1.0, impl_->total_length[f] / n);
+    std::unordered_map<std::uint32_t, double> scores;
+    std::unordered_set<std::string> seen_terms;
+    for (const auto& t : terms) {
+      if (!seen_terms.insert(t).second) continue;
+      const auto p = impl_->postings.find(t);
+      if (p == impl_->postings.end()) continue;
+      std::size_t df = 0;
+      for (const auto slot : p->second)
+        df += impl_->docs[slot].alive;
+      if (df == 0) continue;
+      const double idf =
+          std::log(1.0 + (n - static_cast<double>(df) + 0.5) / (static_cast<double>(df) + 0.5));
+      for (const auto slot : p->second) {
+        const Doc& d = impl_->docs[slot];
+        if (!d.alive) continue;
+        double tf = 0;
+        for (std::size_t f = 0; f < kFields; ++f) {
+          const auto it = d.tf[f].find(t);
+          if (it == d.tf[f].end()) continue;
+          tf += kWeights[f] * it->second / (1.0 - kB + kB * d.length[f] / avg[f]);
+        }
+        scores[slot] += idf * tf * (kK1 + 1.0) / (tf + kK1);
+      }
+    }
+    for (const auto& [slot, s] : scores) {
+      const auto& card = impl_->docs[slot].card;
+      if (filters.matches(card) && visible(card)) hits.push_back({&card, s});
+    }
+    // Scores in [0, 1]: saturating in the raw BM25F score, ties broken by id for stable pages.
+    std::sort(hits.begin(), hits.end(), [](const Hit& a, const Hit& b) {
+      return a.score != b.score ? a.score > b.score : a.card->id < b.card->id;
+    });
+    for (auto& h : hits)
+      h.score = h.score / (h.score + 5.0);
+  }
+  result.count = hits.size();
+  const std::size_t begin = std::min(skip, hits.size());
+  const std::size_t end = std::min(hits.size(), begin + top);
+  result.hits.assign(hits.begin() + static_cast<std::ptrdiff_t>(begin),
+                     hits.begin() + static_cast<std::ptrdiff_t>(end));
+  return result;
+}
+
+std::vector<const AgentCard*> SearchIndex::list(const Filters& filters, std::string_view after_id,
+                                                std::size_t limit, const Visible& visible,
+                                                bool& more) const {
+  std::vector<const AgentCard*> out;
+  more = false;
+  for (auto it = impl_->by_id.upper_bound(after_id); it != impl_->by_id.end(); ++it) {
+    const auto& card = impl_->docs[it->second].card;
+    if (!filters.matches(card) || !visible(card)) continue;
+    if (out.size() == limit) {
+      more = true;
+      break;
+    }
+    out.push_back(&card);
+  }
+  return out;
+}
+
+}  // namespace schemagate::registry

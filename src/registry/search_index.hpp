@@ -1,0 +1,64 @@
+#pragma once
+
+#include "registry/agent_card.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace schemagate::registry {
+
+// Exact filters (seed 004 §5.2 "filters"); every given one must hold.
+struct Filters {
+  std::vector<std::string> capabilities;
+  std::vector<std::string> tags;
+  std::string language;
+  std::string provider;
+  std::string authentication;
+  bool matches(const AgentCard& card) const;
+};
+
+// Words of a text as the index sees them: camelCase split, lower-cased, stop words dropped,
+// plural and verb endings folded ("translates" and "translation" stay apart; "papers" ->
+// "paper").
+std::vector<std::string> tokenize(std::string_view text);
+
+// In-memory BM25F index over the cards: name, capabilities and tags weigh more than the
+// description; operation and template-key descriptions count too.
+class SearchIndex {
+ public:
+  SearchIndex();
+  ~SearchIndex();
+
+  // `extra` holds further searchable text (template key descriptions of the agent's scenarios).
+  void upsert(const AgentCard& card, const std::vector<std::string>& extra = {});
+  void remove(std::string_view id);
+  const AgentCard* find(std::string_view id) const;
+  std::size_t size() const;
+
+  using Visible = std::function<bool(const AgentCard&)>;
+  struct Hit {
+    const AgentCard* card;
+    double score;  // in [0, 1]
+  };
+  struct Result {
+    std::vector<Hit> hits;  // the requested page
+    std::size_t count = 0;  // all matches
+  };
+  // ranked=false lists matches by name. An empty query matches every visible, filtered card.
+  Result search(std::string_view query, const Filters& filters, std::size_t top, std::size_t skip,
+                bool ranked, const Visible& visible) const;
+  // Cards in id order, strictly after `after_id`.
+  std::vector<const AgentCard*> list(const Filters& filters, std::string_view after_id,
+                                     std::size_t limit, const Visible& visible, bool& more) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace schemagate::registry

@@ -1,0 +1,256 @@
+// Seed 004 §4-5 through HTTP: registration, retrieval, listing and search.
+
+#include "support/http_client.hpp"
+#include "support/server_process.hpp"
+
+#include <gtest/gtest.h>
+#include <boost/json.hpp>
+
+#include <csignal>
+#include <set>
+
+namespace bj = boost::json;
+using namespace std::chrono_literals;
+using schemagate::testing::body_json;
+using schemagate::testing::error_code;
+using schemagate::testing::fresh_dir;
+using schemagate::testing::HttpClient;
+using schemagate::testing::HttpResponse;
+using schemagate::testing::Server;
+
+namespace {
+
+// Seed 004 §4, as printed.
+const char* kTranslator = R"({ "id": "translator-001", "name": "MultiLang Text Translator",
+  "description": "Translates text between English and French.",
+  "capabilities": ["translation", "language"],
+  "inputs": { "text": "string", "source_language": "string", "target_language": "string" },
+  "outputs": { "translated_text": "string" }, "supported_languages": ["en", "fr"],
+  "tags": ["NLP", "translation", "English", "French"], "authentication": "API Key",
+  "endpoint": "https://api.example.com/agents/translator-001", "version": "1.0",
+  "provider": "ExampleAI", "certification": { "verified": true, "quality_score": 4.8 } })";
+
+bj::object agent(const std::string& id, const std::string& name, const std::string& description,
+                 std::vector<std::string> capabilities, std::vector<std::string> languages = {},
+                 const std::string& provider = "Acme") {
+  bj::array caps, langs;
+  for (auto& c : capabilities)
+    caps.push_back(bj::value(c));
+  for (auto& l : languages)
+    langs.push_back(bj::value(l));
+  return bj::object{
+      {"id", id},
+      {"name", name},
+      {"description", description},
+      {"capabilities", caps},
+      {"supported_languages", langs},
+      {"provider", provider},
+      {"authentication", "none"},
+      {"endpoint", "http://127.0.0.1:9/" + id},
+      {"operations", bj::array{bj::object{{"name", "run"},
+                                          {"description", description},
+                                          {"input_schema", bj::object{{"type", "object"}}}}}}};
+}
+
+class RegistryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fresh_dir(::testing::UnitTest::GetInstance()->current_test_info()->name());
+    server_ = std::make_unique<Server>(dir_);
+    c_ = std::make_unique<HttpClient>("127.0.0.1", server_->port);
+  }
+  HttpResponse add(const bj::value& card) { return c_->post_json("/agents", bj::serialize(card)); }
+  bj::value search(const std::string& body) {
+    return body_json(c_->post_json("/agents/search", body));
+  }
+  void populate() {
+    ASSERT_EQ(c_->post_json("/agents", kTranslator).status, 201);
+    ASSERT_EQ(add(agent("spanish-gpt", "SpanishGPT Agent",
+                        "Large language model specialized in Spanish outputs.", {"text-generation"},
+                        {"es"}, "Hola Inc"))
+                  .status,
+              201);
+    ASSERT_EQ(add(agent("doc-summarizer", "Document Summarizer",
+                        "Summarizes long documents and reports into short abstracts.",
+                        {"summarization"}, {"en"}))
+                  .status,
+              201);
+    ASSERT_EQ(add(agent("xray-vision", "X-Ray Classifier",
+                        "Image classification of medical chest X-ray images.",
+                        {"vision", "classification"}, {"en"}))
+                  .status,
+              201);
+    ASSERT_EQ(add(agent("zh-translator", "Chinese Product Translator",
+                        "Translates product descriptions from English to Chinese.", {"translation"},
+                        {"en", "zh-CN"}))
+                  .status,
+              201);
+  }
+  std::filesystem::path dir_;
+  std::unique_ptr<Server> server_;
+  std::unique_ptr<HttpClient> c_;
+};
+
+TEST_F(RegistryTest, RegistersTheSeedExampleAndServesItWithCacheHeaders) {
+  const auto created = c_->post_json("/agents", kTranslator);
+  ASSERT_EQ(created.status, 201) << created.body;
+  EXPECT_EQ(created.header("location"), "/agents/translator-001");
+  EXPECT_EQ(c_->post_json("/agents", kTranslator).status, 409);
+  const auto got = c_->get("/agents/translator-001");
+  ASSERT_EQ(got.status, 200);
+  EXPECT_EQ(body_json(got).at("certification").at("quality_score"), 4.8);
+  EXPECT_TRUE(body_json(got).as_object().contains("last_update"));
+  const auto tag = got.header("etag");
+  EXPECT_FALSE(got.header("last-modified").empty());
+  EXPECT_EQ(c_->request("GET", "/agents/translator-001", {}, {{"If-None-Match", tag}}).status, 304);
+  // A replacement changes the ETag.
+  auto changed = bj::parse(kTranslator).as_object();
+  changed["description"] = "Translates text between English, French and Spanish.";
+  const auto replaced = c_->request("PUT", "/agents/translator-001", bj::serialize(changed),
+                                    {{"Content-Type", "application/json"}});
+  EXPECT_EQ(replaced.status, 200);
+  EXPECT_EQ(c_->request("GET", "/agents/translator-001", {}, {{"If-None-Match", tag}}).status, 200);
+}
+
+TEST_F(RegistryTest, BadCardsListEveryProblem) {
+  const auto r =
+      c_->post_json("/agents", R"({"id": "has space", "name": "", "capabilities": "translation",
+      "endpoint": "ftp://x", "inputs": {"text": "str"},
+      "operations": [{"description": "no name"}], "visibility": "friends"})");
+  ASSERT_EQ(r.status, 422) << r.body;
+  EXPECT_EQ(error_code(r), "SchemaError");
+  std::set<std::string> paths;
+  const auto body = body_json(r);
+  for (const auto& p : body.at("error").at("details").at("problems").as_array())
+    paths.insert(std::string(p.at("path").as_string()));
+  for (const char* p : {"/id", "/name", "/description", "/capabilities", "/endpoint",
+                        "/inputs/text", "/operations/0/name", "/visibility"}) {
+    EXPECT_TRUE(paths.count(p)) << p << " in " << r.body;
+  }
+}
+
+TEST_F(RegistryTest, PutCreatesReplacesAndDeleteRemoves) {
+  const auto card = agent("a1", "Agent One", "Does one thing.", {"one"});
+  EXPECT_EQ(
+      c_->request("PUT", "/agents/a1", bj::serialize(card), {{"Content-Type", "application/json"}})
+          .status,
+      201);
+  EXPECT_EQ(
+      c_->request("PUT", "/agents/a1", bj::serialize(card), {{"Content-Type", "application/json"}})
+          .status,
+      200);
+  EXPECT_EQ(c_->request("PUT", "/agents/other", bj::serialize(card),
+                        {{"Content-Type", "application/json"}})
+                .status,
+            400);
+  EXPECT_EQ(c_->request("DELETE", "/agents/a1").status, 204);
+  EXPECT_EQ(c_->get("/agents/a1").status, 404);
+  EXPECT_EQ(c_->request("DELETE", "/agents/a1").status, 404);
+  EXPECT_EQ(search(R"({"query": "one thing"})").at("count"), 0);
+}
+
+TEST_F(RegistryTest, ListingFiltersAndPagesStably) {
+  populate();
+  auto ids = [&](const std::string& query) {
+    std::vector<std::string> out;
+    const auto b = body_json(c_->get("/agents" + query));
+    for (const auto& a : b.at("agents").as_array())
+      out.emplace_back(a.at("id").as_string());
+    return out;
+  };
+  EXPECT_EQ(ids("?capability=translation"),
+            (std::vector<std::string>{"translator-001", "zh-translator"}));
+  EXPECT_EQ(ids("?language=zh"), (std::vector<std::string>{"zh-translator"}));
+  EXPECT_EQ(ids("?provider=hola%20inc"), (std::vector<std::string>{"spanish-gpt"}));
+  EXPECT_EQ(ids("?tag=NLP&authentication=API%20Key"), (std::vector<std::string>{"translator-001"}));
+  // Pages of two, by cursor: every agent exactly once, in id order.
+  std::vector<std::string> all;
+  std::string cursor;
+  for (int guard = 0; guard < 10; ++guard) {
+    const auto b =
+        body_json(c_->get("/agents?limit=2" + (cursor.empty() ? "" : "&cursor=" + cursor)));
+    for (const auto& a : b.at("agents").as_array())
+      all.emplace_back(a.at("id").as_string());
+    if (!b.as_object().contains("next_cursor")) break;
+    cursor = b.at("next_cursor").as_string();
+  }
+  EXPECT_EQ(all, (std::vector<std::string>{"doc-summarizer", "spanish-gpt", "translator-001",
+                                           "xray-vision", "zh-translator"}));
+  EXPECT_EQ(c_->get("/agents?cursor=garbage").status, 400);
+  EXPECT_EQ(c_->get("/agents?limit=0").status, 400);
+}
+
+TEST_F(RegistryTest, SearchRanksFiltersAndPages) {
+  populate();
+  const auto r = search(R"({"query": "translate English to Spanish", "top": 5})");
+  EXPECT_EQ(r.at("query"), "translate English to Spanish");
+  EXPECT_EQ(r.at("top"), 5);
+  EXPECT_EQ(r.at("skip"), 0);
+  EXPECT_TRUE(r.as_object().contains("search_time"));
+  const auto& results = r.at("results").as_array();
+  ASSERT_GE(results.size(), 2u);
+  double last = 1.0;
+  for (const auto& x : results) {
+    const double s = x.at("score").to_number<double>();
+    EXPECT_GT(s, 0.0);
+    EXPECT_LE(s, 1.0);
+    EXPECT_LE(s, last);
+    last = s;
+  }
+  // The §5.4 example query finds the Chinese product translator first.
+  EXPECT_EQ(search(R"({"query": "translate product descriptions to Chinese"})")
+                .at("results")
+                .at(0)
+                .at("id"),
+            "zh-translator");
+  EXPECT_EQ(
+      search(R"({"query": "image classification of medical images"})").at("results").at(0).at("id"),
+      "xray-vision");
+  EXPECT_EQ(search(R"({"query": "summarize a document"})").at("results").at(0).at("id"),
+            "doc-summarizer");
+  // Filters are exact.
+  const auto es = search(
+      R"({"query": "translate", "filters": {"capabilities": ["translation"], "supported_language": "es"}})");
+  EXPECT_EQ(es.at("count"), 0);
+  const auto zh = search(
+      R"({"query": "translate", "filters": {"capability": "translation", "language": "zh"}})");
+  ASSERT_EQ(zh.at("count"), 1);
+  EXPECT_EQ(zh.at("results").at(0).at("id"), "zh-translator");
+  // Paging.
+  const auto all = search(R"({"query": "translate text", "top": 1})");
+  const auto second = search(R"({"query": "translate text", "top": 1, "skip": 1})");
+  EXPECT_EQ(all.at("count"), second.at("count"));
+  EXPECT_NE(all.at("results").at(0).at("id"), second.at("results").at(0).at("id"));
+  // Unranked: alphabetical by name, no scores; metadata on request.
+  const auto plain = search(R"({"ranked": false, "top": 10, "include_metadata": true})");
+  ASSERT_EQ(plain.at("count"), 5);
+  EXPECT_EQ(plain.at("results").at(0).at("name"), "Chinese Product Translator");
+  EXPECT_FALSE(plain.at("results").at(0).as_object().contains("score"));
+  EXPECT_EQ(plain.at("results").at(0).at("metadata").at("id"), "zh-translator");
+  EXPECT_EQ(c_->post_json("/agents/search", R"({"top": -1})").status, 400);
+  EXPECT_EQ(c_->post_json("/agents/search", R"({"query": 3})").status, 400);
+}
+
+TEST_F(RegistryTest, PrivateAgentsAreInvisibleWithoutEntitlement) {
+  auto secret =
+      agent("internal-hr", "HR Assistant", "Answers questions about internal HR policies.", {"qa"});
+  secret["visibility"] =
+      bj::object{{"clients", bj::array{"hr-portal"}}, {"groups", bj::array{"staff"}}};
+  ASSERT_EQ(add(secret).status, 201);
+  EXPECT_EQ(c_->get("/agents/internal-hr").status, 404);
+  EXPECT_TRUE(body_json(c_->get("/agents")).at("agents").as_array().empty());
+  EXPECT_EQ(search(R"({"query": "HR policies"})").at("count"), 0);
+}
+
+TEST_F(RegistryTest, TheIndexSurvivesARestart) {
+  populate();
+  server_->process->signal(SIGTERM);
+  ASSERT_EQ(server_->process->wait(20s), 0);
+  server_ = std::make_unique<Server>(dir_);
+  c_ = std::make_unique<HttpClient>("127.0.0.1", server_->port);
+  EXPECT_EQ(search(R"({"query": "summarize a document"})").at("results").at(0).at("id"),
+            "doc-summarizer");
+  EXPECT_EQ(body_json(c_->get("/agents")).at("agents").as_array().size(), 5u);
+}
+
+}  // namespace
