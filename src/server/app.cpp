@@ -1,9 +1,11 @@
 #include "server/app.hpp"
 
 #include "api/exchange_routes.hpp"
+#include "api/gateway_routes.hpp"
 #include "api/ops.hpp"
 #include "api/registry_routes.hpp"
 #include "exchange/exchange_service.hpp"
+#include "gateway/gateway_service.hpp"
 #include "http/client.hpp"
 #include "registry/registry_service.hpp"
 #include "server/http_agent_transport.hpp"
@@ -36,6 +38,9 @@ int run(const Config& config, const StartHook& on_start) {
   exchange::ExchangeService exchange(*store, clock, transport, config.exchange);
   registry::RegistryService registry(*store, clock);
   spdlog::info("registry: {} agents indexed", registry.size());
+  gateway::GatewayLimits gateway_limits;
+  gateway_limits.agent_timeout = config.exchange.agent_timeout;
+  gateway::GatewayService gateway(registry, exchange, *store, clock, transport, gateway_limits);
 
   if (on_start) {
     try {
@@ -50,6 +55,7 @@ int run(const Config& config, const StartHook& on_start) {
   api::add_ops_routes(router, {*store, metrics, config.json_limits});
   api::add_exchange_routes(router, exchange, config.json_limits);
   api::add_registry_routes(router, registry, config.json_limits);
+  api::add_gateway_routes(router, gateway, config.json_limits);
 
   http::Server server(router, metrics, config.http);
   try {

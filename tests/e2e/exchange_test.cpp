@@ -1,10 +1,9 @@
 // Seed 000 through the public HTTP interface: templates, negotiation, validated payloads executed
 // by a real agent over HTTP, `other`, and update suggestions.
 
-#include "http/server.hpp"
 #include "support/http_client.hpp"
 #include "support/server_process.hpp"
-#include "util/metrics.hpp"
+#include "support/test_agent.hpp"
 
 #include <gtest/gtest.h>
 #include <boost/json.hpp>
@@ -16,6 +15,7 @@
 
 namespace bj = boost::json;
 using namespace std::chrono_literals;
+using schemagate::testing::Agent;
 using schemagate::testing::body_json;
 using schemagate::testing::error_code;
 using schemagate::testing::fresh_dir;
@@ -24,67 +24,6 @@ using schemagate::testing::HttpResponse;
 using schemagate::testing::Server;
 
 namespace {
-
-// A small agent service behind the gateway, on our own HTTP server.
-class Agent {
- public:
-  Agent() {
-    namespace http = schemagate::http;
-    router_.add("POST", "/book", [this](http::Request& req) {
-      record(req.body);
-      return http::Response::json(200, bj::object{{"booking_id", "BK-20260430-001"},
-                                                  {"status", "confirmed"},
-                                                  {"flight_number", "CA1234"},
-                                                  {"seat", "12A"},
-                                                  {"echo", bj::parse(req.body)}});
-    });
-    router_.add("POST", "/slow", [](http::Request&) {
-      std::this_thread::sleep_for(1500ms);
-      return http::Response::json(200, bj::object{{"status", "late"}});
-    });
-    router_.add("POST", "/fail", [](http::Request&) {
-      return http::Response::json(500, bj::object{{"error", "boom"}});
-    });
-    router_.add("POST", "/wrong", [](http::Request&) {
-      return http::Response::json(200, bj::object{{"status", 42}});
-    });
-    router_.add("POST", "/notjson",
-                [](http::Request&) { return http::Response::text(200, "hello"); });
-    http::ServerOptions opts;
-    opts.port = 0;
-    opts.threads = 2;
-    opts.handle_signals = false;
-    opts.access_log = false;
-    opts.shutdown_grace = 2s;
-    server_ = std::make_unique<http::Server>(router_, metrics_, opts);
-    port_ = server_->listen();
-    thread_ = std::thread([this] { server_->run(); });
-  }
-  ~Agent() {
-    server_->stop();
-    thread_.join();
-  }
-  std::string url(const std::string& path) const {
-    return "http://127.0.0.1:" + std::to_string(port_) + path;
-  }
-  std::vector<bj::value> received() {
-    std::lock_guard lock(mu_);
-    return received_;
-  }
-
- private:
-  void record(const std::string& body) {
-    std::lock_guard lock(mu_);
-    received_.push_back(bj::parse(body));
-  }
-  schemagate::http::Router router_;
-  schemagate::util::MetricsRegistry metrics_;
-  std::unique_ptr<schemagate::http::Server> server_;
-  unsigned short port_ = 0;
-  std::thread thread_;
-  std::mutex mu_;
-  std::vector<bj::value> received_;
-};
 
 // Seed 000 Figure 2, with constraints that make its descriptions enforceable.
 bj::object flight_template(const std::string& endpoint) {

@@ -1,0 +1,272 @@
+#include "gateway/gateway_service.hpp"
+
+#include "exchange/exchange_service.hpp"
+#include "json/jcs.hpp"
+#include "json/parse.hpp"
+#include "jsonschema/schema.hpp"
+#include "registry/registry_service.hpp"
+#include "store/store.hpp"
+#include "util/clock.hpp"
+
+#include <boost/json/serialize.hpp>
+
+namespace schemagate::gateway {
+
+namespace bj = boost::json;
+
+namespace {
+
+constexpr std::string_view kIdempotency = "idempotency";
+
+bj::array violations_of(const jsonschema::ValidationResult& r) {
+  bj::array out;
+  for (const auto& e : r.errors) {
+    out.push_back(bj::object{{"instanceLocation", e.instance_location},
+                             {"keywordLocation", e.keyword_location},
+                             {"message", e.error}});
+  }
+  return out;
+}
+
+bj::value error_body(const GatewayError& e) {
+  bj::object err{{"code", e.code()}, {"message", e.what()}};
+  if (!e.details().is_null()) err["details"] = e.details();
+  return bj::object{{"error", std::move(err)}};
+}
+
+std::uint64_t fnv(std::string_view s) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : s)
+    h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
+// Holds one of an agent's concurrency slots for the length of a call.
+class Slot {
+ public:
+  Slot(std::mutex& mu, std::unordered_map<std::string, unsigned>& counts, std::string agent,
+       unsigned limit)
+      : mu_(mu), counts_(counts), agent_(std::move(agent)) {
+    std::lock_guard lock(mu_);
+    auto& n = counts_[agent_];
+    if (n >= limit) {
+      throw GatewayError(503, "Unavailable",
+                         "agent \"" + agent_ + "\" is at its limit of " + std::to_string(limit) +
+                             " concurrent calls; retry shortly",
+                         nullptr, 1);
+    }
+    ++n;
+  }
+  ~Slot() {
+    std::lock_guard lock(mu_);
+    if (--counts_[agent_] == 0) counts_.erase(agent_);
+  }
+
+ private:
+  std::mutex& mu_;
+  std::unordered_map<std::string, unsigned>& counts_;
+  std::string agent_;
+};
+
+}  // namespace
+
+GatewayService::GatewayService(registry::RegistryService& registry,
+                               exchange::ExchangeService& exchange, store::Store& store,
+                               const util::Clock& clock, exchange::AgentTransport& transport,
+                               GatewayLimits limits)
+    : registry_(registry),
+      exchange_(exchange),
+      store_(store),
+      clock_(clock),
+      transport_(transport),
+      limits_(limits) {}
+
+GatewayService::~GatewayService() = default;
+
+std::shared_ptr<const jsonschema::Schema> GatewayService::schema_for(const std::string& key,
+                                                                     const bj::value& schema) {
+  std::lock_guard lock(mu_);
+  auto& slot = schemas_[key];
+  if (!slot) slot = std::make_shared<jsonschema::Schema>(jsonschema::Schema::compile(schema));
+  return slot;
+}
+
+bj::value GatewayService::invoke_one(std::string_view agent_id, std::string_view operation,
+                                     const bj::value& input_value, const registry::Caller& caller) {
+  registry::RegistryService::Entry entry;
+  try {
+    entry = registry_.get(agent_id, caller);
+  } catch (const registry::RegistryError& e) {
+    throw GatewayError(404, "NotFound", e.what());
+  }
+  const auto& card = entry.card;
+  bj::value input = input_value;
+  std::string op_name(operation);
+  if (op_name.empty() && input.is_object()) {
+    if (const auto* o = input.get_object().if_contains("operation"); o && o->is_string()) {
+      op_name = o->get_string();
+      input.get_object().erase("operation");
+    }
+  }
+  const registry::Operation* op = nullptr;
+  if (op_name.empty()) {
+    if (card.operations.size() == 1) op = &card.operations.front();
+  } else {
+    for (const auto& o : card.operations) {
+      if (o.name == op_name) op = &o;
+    }
+  }
+  if (!op) {
+    std::string names;
+    for (const auto& o : card.operations)
+      names += (names.empty() ? "" : ", ") + o.name;
+    if (card.operations.empty()) {
+      throw GatewayError(404, "NotFound", "agent \"" + card.id + "\" declares no operations");
+    }
+    throw GatewayError(
+        op_name.empty() ? 400 : 404, op_name.empty() ? "InvalidInput" : "NotFound",
+        (op_name.empty() ? "agent \"" + card.id + "\" has several operations"
+                         : "agent \"" + card.id + "\" has no operation \"" + op_name + "\"") +
+            " (" + names + "); name one in the path or in \"operation\"");
+  }
+
+  // An operation that names a scenario runs through the seed-000 exchange.
+  if (!op->scenario.empty()) {
+    try {
+      const auto n = exchange_.negotiate(op->scenario, "", std::nullopt);
+      return exchange_.submit(n.body.at("schema_id").as_string(), input, caller.client_id);
+    } catch (const exchange::ExchangeError& e) {
+      using K = exchange::ExchangeError::Kind;
+      const int status = e.kind() == K::not_found       ? 404
+                         : e.kind() == K::agent_timeout ? 504
+                         : (e.kind() == K::agent_unreachable || e.kind() == K::agent_error ||
+                            e.kind() == K::invalid_agent_response)
+                             ? 502
+                             : 400;
+      const char* code = e.kind() == K::invalid_agent_response ? "InvalidAgentResponse"
+                         : status == 504                       ? "AgentTimeout"
+                         : status == 502                       ? "AgentError"
+                         : status == 404                       ? "NotFound"
+                                                               : "InvalidInput";
+      throw GatewayError(status, code, e.what(), e.details());
+    }
+  }
+
+  const std::string key_base = card.id + "#" + std::to_string(entry.revision) + "#" + op->name;
+  if (!op->input_schema.is_null()) {
+    const auto check = schema_for(key_base + "#in", op->input_schema)->evaluate(input);
+    if (!check.valid) {
+      throw GatewayError(400, "InvalidInput",
+                         "the input does not match operation \"" + op->name + "\" of " + card.id +
+                             ": " + check.errors.front().instance_location + " " +
+                             check.errors.front().error,
+                         bj::object{{"violations", violations_of(check)}});
+    }
+  }
+  unsigned limit = limits_.max_concurrency_per_agent;
+  if (const auto* m = card.raw.if_contains("max_concurrency");
+      m && m->is_int64() && m->get_int64() > 0) {
+    limit = static_cast<unsigned>(m->get_int64());
+  }
+  auto timeout = limits_.agent_timeout;
+  if (const auto* t = card.raw.if_contains("timeout_ms");
+      t && t->is_int64() && t->get_int64() > 0) {
+    timeout = std::chrono::milliseconds(t->get_int64());
+  }
+  const Slot slot(mu_, in_flight_, card.id, limit);
+  exchange::AgentTransport::Reply reply;
+  try {
+    reply = transport_.post_json(op->endpoint, bj::serialize(input), timeout);
+  } catch (const exchange::AgentTimeout& e) {
+    throw GatewayError(504, "AgentTimeout",
+                       "agent \"" + card.id + "\" did not answer within " +
+                           std::to_string(timeout.count()) + " ms");
+  } catch (const exchange::AgentUnreachable& e) {
+    throw GatewayError(502, "AgentUnreachable",
+                       "agent \"" + card.id + "\" is unreachable: " + e.what());
+  }
+  if (reply.status < 200 || reply.status > 299) {
+    throw GatewayError(502, "AgentError",
+                       "agent \"" + card.id + "\" answered HTTP " + std::to_string(reply.status),
+                       bj::object{{"agent_status", reply.status}});
+  }
+  bj::value answer;
+  try {
+    answer = json::parse(reply.body);
+  } catch (const json::ParseError& e) {
+    throw GatewayError(502, "InvalidAgentResponse",
+                       std::string("the agent's reply is not JSON: ") + e.what());
+  }
+  if (!op->output_schema.is_null()) {
+    const auto check = schema_for(key_base + "#out", op->output_schema)->evaluate(answer);
+    if (!check.valid) {
+      throw GatewayError(502, "InvalidAgentResponse",
+                         "the agent's reply does not match the output schema: " +
+                             check.errors.front().instance_location + " " +
+                             check.errors.front().error,
+                         bj::object{{"violations", violations_of(check)}});
+    }
+  }
+  return answer;
+}
+
+GatewayService::Outcome GatewayService::invoke(std::string_view agent_id,
+                                               std::string_view operation, const bj::value& body,
+                                               const registry::Caller& caller,
+                                               std::string_view idempotency_key) {
+  // A repeat with the same key and body is answered from the store; another body is a conflict.
+  std::string idem_key;
+  std::string body_hash;
+  if (!idempotency_key.empty()) {
+    if (idempotency_key.size() > 255) {
+      throw GatewayError(400, "InvalidInput", "Idempotency-Key is longer than 255 characters");
+    }
+    idem_key = caller.client_id + "|" + std::string(agent_id) + "|" + std::string(operation) + "|" +
+               std::string(idempotency_key);
+    body_hash = std::to_string(fnv(json::canonicalize(body)));
+    if (const auto prior = store_.get(kIdempotency, idem_key)) {
+      const auto& p = prior->body.as_object();
+      if (p.at("expires_at_ms").as_int64() > clock_.now_unix_ms()) {
+        if (p.at("body_hash").as_string() != body_hash.c_str()) {
+          throw GatewayError(409, "Conflict",
+                             "Idempotency-Key \"" + std::string(idempotency_key) +
+                                 "\" was already used with another body");
+        }
+        return Outcome{static_cast<int>(p.at("status").as_int64()), p.at("response"), true};
+      }
+    }
+  }
+  Outcome out;
+  if (body.is_array()) {
+    const auto& items = body.get_array();
+    if (items.empty() || items.size() > limits_.max_batch) {
+      throw GatewayError(400, "InvalidInput",
+                         "a batch holds 1 to " + std::to_string(limits_.max_batch) + " inputs");
+    }
+    bj::array results;
+    for (const auto& item : items) {
+      try {
+        results.push_back(
+            bj::object{{"status", 200}, {"body", invoke_one(agent_id, operation, item, caller)}});
+      } catch (const GatewayError& e) {
+        results.push_back(bj::object{{"status", e.status()}, {"body", error_body(e)}});
+      }
+    }
+    out.body = std::move(results);
+  } else {
+    out.body = invoke_one(agent_id, operation, body, caller);
+  }
+  if (!idem_key.empty()) {
+    const std::int64_t expires =
+        clock_.now_unix_ms() +
+        std::chrono::duration_cast<std::chrono::milliseconds>(limits_.idempotency_window).count();
+    store_.put(std::string(kIdempotency), idem_key,
+               bj::object{{"body_hash", body_hash},
+                          {"status", out.status},
+                          {"response", out.body},
+                          {"expires_at_ms", expires}});
+  }
+  return out;
+}
+
+}  // namespace schemagate::gateway

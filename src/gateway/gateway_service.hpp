@@ -1,0 +1,100 @@
+#pragma once
+
+#include "exchange/agent_transport.hpp"
+
+#include <boost/json/value.hpp>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+
+namespace schemagate::store {
+class Store;
+}
+namespace schemagate::util {
+class Clock;
+}
+namespace schemagate::jsonschema {
+class Schema;
+}
+namespace schemagate::registry {
+class RegistryService;
+struct Caller;
+}  // namespace schemagate::registry
+namespace schemagate::exchange {
+class ExchangeService;
+}
+
+namespace schemagate::gateway {
+
+// A failure with the HTTP status and contract code it stands for (seed 004 §6.2).
+class GatewayError : public std::runtime_error {
+ public:
+  GatewayError(int status, std::string code, std::string message,
+               boost::json::value details = nullptr, int retry_after_seconds = 0)
+      : std::runtime_error(std::move(message)),
+        status_(status),
+        code_(std::move(code)),
+        details_(std::move(details)),
+        retry_after_(retry_after_seconds) {}
+  int status() const { return status_; }
+  const std::string& code() const { return code_; }
+  const boost::json::value& details() const { return details_; }
+  int retry_after_seconds() const { return retry_after_; }
+
+ private:
+  int status_;
+  std::string code_;
+  boost::json::value details_;
+  int retry_after_;
+};
+
+struct GatewayLimits {
+  std::chrono::milliseconds agent_timeout{10'000};  // an agent card's "timeout_ms" overrides
+  unsigned max_concurrency_per_agent = 64;          // a card's "max_concurrency" overrides
+  std::chrono::hours idempotency_window{24};
+  std::size_t max_batch = 100;
+};
+
+// POST /agents/{id}/invoke: the unified invocation interface (seed 004 §6).
+class GatewayService {
+ public:
+  GatewayService(registry::RegistryService& registry, exchange::ExchangeService& exchange,
+                 store::Store& store, const util::Clock& clock, exchange::AgentTransport& transport,
+                 GatewayLimits limits = {});
+  ~GatewayService();
+
+  struct Outcome {
+    int status = 200;
+    boost::json::value body;
+    bool replayed = false;  // answered from the idempotency store
+  };
+  // `body` is the operation's input, or an array of inputs (a batch: 200 with one
+  // {"status", "body"} per item). `operation` comes from the path or the body's "operation".
+  Outcome invoke(std::string_view agent_id, std::string_view operation,
+                 const boost::json::value& body, const registry::Caller& caller,
+                 std::string_view idempotency_key);
+
+ private:
+  boost::json::value invoke_one(std::string_view agent_id, std::string_view operation,
+                                const boost::json::value& input, const registry::Caller& caller);
+  std::shared_ptr<const jsonschema::Schema> schema_for(const std::string& key,
+                                                       const boost::json::value& schema);
+
+  registry::RegistryService& registry_;
+  exchange::ExchangeService& exchange_;
+  store::Store& store_;
+  const util::Clock& clock_;
+  exchange::AgentTransport& transport_;
+  GatewayLimits limits_;
+  std::mutex mu_;
+  std::map<std::string, std::shared_ptr<const jsonschema::Schema>> schemas_;
+  std::unordered_map<std::string, unsigned> in_flight_;
+};
+
+}  // namespace schemagate::gateway

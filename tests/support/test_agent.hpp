@@ -1,0 +1,93 @@
+#pragma once
+
+// A small agent service for tests, on our own HTTP server: it records what it receives.
+
+#include "http/server.hpp"
+#include "util/metrics.hpp"
+
+#include <boost/json.hpp>
+
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace schemagate::testing {
+
+namespace bj = boost::json;
+using namespace std::chrono_literals;
+
+// A small agent service behind the gateway, on our own HTTP server.
+class Agent {
+ public:
+  Agent() {
+    namespace http = schemagate::http;
+    router_.add("POST", "/book", [this](http::Request& req) {
+      record(req.body);
+      return http::Response::json(200, bj::object{{"booking_id", "BK-20260430-001"},
+                                                  {"status", "confirmed"},
+                                                  {"flight_number", "CA1234"},
+                                                  {"seat", "12A"},
+                                                  {"echo", bj::parse(req.body)}});
+    });
+    router_.add("POST", "/slow", [](http::Request&) {
+      std::this_thread::sleep_for(1500ms);
+      return http::Response::json(200, bj::object{{"status", "late"}});
+    });
+    router_.add("POST", "/fail", [](http::Request&) {
+      return http::Response::json(500, bj::object{{"error", "boom"}});
+    });
+    router_.add("POST", "/wrong", [](http::Request&) {
+      return http::Response::json(200, bj::object{{"status", 42}});
+    });
+    router_.add("POST", "/notjson",
+                [](http::Request&) { return http::Response::text(200, "hello"); });
+    router_.add("POST", "/translate", [this](http::Request& req) {
+      record(req.body);
+      const auto in = bj::parse(req.body);
+      return http::Response::json(
+          200, bj::object{{"translated_text", "[fr] " + std::string(in.at("text").as_string())}});
+    });
+    router_.add("POST", "/bad_output", [](http::Request&) {
+      return http::Response::json(200, bj::object{{"translated", 1}});
+    });
+    router_.add("POST", "/block", [](http::Request&) {
+      std::this_thread::sleep_for(500ms);
+      return http::Response::json(200, bj::object{{"done", true}});
+    });
+    http::ServerOptions opts;
+    opts.port = 0;
+    opts.threads = 2;
+    opts.handle_signals = false;
+    opts.access_log = false;
+    opts.shutdown_grace = 2s;
+    server_ = std::make_unique<http::Server>(router_, metrics_, opts);
+    port_ = server_->listen();
+    thread_ = std::thread([this] { server_->run(); });
+  }
+  ~Agent() {
+    server_->stop();
+    thread_.join();
+  }
+  std::string url(const std::string& path) const {
+    return "http://127.0.0.1:" + std::to_string(port_) + path;
+  }
+  std::vector<bj::value> received() {
+    std::lock_guard lock(mu_);
+    return received_;
+  }
+
+ private:
+  void record(const std::string& body) {
+    std::lock_guard lock(mu_);
+    received_.push_back(bj::parse(body));
+  }
+  schemagate::http::Router router_;
+  schemagate::util::MetricsRegistry metrics_;
+  std::unique_ptr<schemagate::http::Server> server_;
+  unsigned short port_ = 0;
+  std::thread thread_;
+  std::mutex mu_;
+  std::vector<bj::value> received_;
+};
+
+}  // namespace schemagate::testing
