@@ -1,14 +1,18 @@
 // schemagate: one binary for the server and its command-line tools.
 
 #include "demo_command.hpp"
+#include "gateway/access.hpp"
 #include "json/jcs.hpp"
 #include "json/parse.hpp"
 #include "server/app.hpp"
 #include "server/config.hpp"
+#include "store/store.hpp"
+#include "util/clock.hpp"
 #include "util/files.hpp"
 #include "validate_command.hpp"
 
 #include <CLI/CLI.hpp>
+#include <boost/json.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -160,6 +164,25 @@ int main(int argc, char** argv) {
       "in-process, their templates published and their endpoints bound",
       config, listen, tls_cert, tls_key, config_file);
 
+  auto* keys = app.add_subcommand("keys", "Manage API keys");
+  keys->require_subcommand(1);
+  auto* keys_create = keys->add_subcommand(
+      "create", "Create an API key in the database and print it (the only time it is shown)");
+  std::string key_db = "schemagate.db", key_client, key_role = "client";
+  std::vector<std::string> key_groups;
+  double key_rps = 0, key_burst = 0;
+  keys_create->add_option("--db", key_db, "SQLite database file")
+      ->envname("SCHEMAGATE_DB")
+      ->capture_default_str();
+  keys_create->add_option("--client-id", key_client, "The client identity the key stands for")
+      ->required();
+  keys_create->add_option("--role", key_role, "admin, publisher or client")
+      ->check(CLI::IsMember({"admin", "publisher", "client"}))
+      ->capture_default_str();
+  keys_create->add_option("--group", key_groups, "A group the client belongs to (repeatable)");
+  keys_create->add_option("--rps", key_rps, "Rate limit: requests per second (0: none)");
+  keys_create->add_option("--burst", key_burst, "Rate limit: burst size");
+
   schemagate::cli::ValidateCommand validate;
   schemagate::cli::add_validate(app, validate);
 
@@ -209,11 +232,34 @@ int main(int argc, char** argv) {
       return 2;
     }
     if (!tls_cert.empty()) config.http.tls = schemagate::http::TlsFiles{tls_cert, tls_key};
+    if (const char* key = std::getenv("SCHEMAGATE_ADMIN_KEY")) config.admin_key = key;
     if (command == "serve") return schemagate::server::run(config);
     return schemagate::cli::run_demo(config);
   }
 
   if (app.got_subcommand("validate")) return schemagate::cli::run_validate(validate);
+
+  if (keys_create->parsed()) {
+    try {
+      schemagate::util::SystemClock clock;
+      auto store = schemagate::store::open_store({key_db}, clock);
+      schemagate::gateway::AccessControl access(*store, clock, "");
+      const auto created = access.create_key(key_client, *schemagate::gateway::role_from(key_role),
+                                             key_groups, {key_rps, key_burst});
+      boost::json::array groups;
+      for (const auto& g : key_groups)
+        groups.push_back(boost::json::value(g));
+      std::cout << boost::json::serialize(boost::json::object{{"key", created.key},
+                                                              {"client_id", key_client},
+                                                              {"role", key_role},
+                                                              {"groups", std::move(groups)}})
+                << "\n";
+      return 0;
+    } catch (const std::exception& e) {
+      std::cerr << "schemagate keys create: " << e.what() << "\n";
+      return 1;
+    }
+  }
 
   if (app.got_subcommand("jcs")) {
     try {

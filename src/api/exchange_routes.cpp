@@ -1,5 +1,6 @@
 #include "api/exchange_routes.hpp"
 
+#include "api/auth.hpp"
 #include "api/json_body.hpp"
 #include "exchange/exchange_service.hpp"
 
@@ -92,7 +93,7 @@ std::optional<std::int64_t> since_param(std::optional<std::string_view> text) {
 
 // The three seed-000 methods, shared by both JSON-RPC styles.
 bj::value dispatch_method(exchange::ExchangeService& service, std::string_view method,
-                          const bj::value& params_value) {
+                          const bj::value& params_value, bool may_submit) {
   if (!params_value.is_object()) {
     throw ExchangeError(Kind::invalid_input, "params must be an object");
   }
@@ -106,6 +107,12 @@ bj::value dispatch_method(exchange::ExchangeService& service, std::string_view m
         .body;
   }
   if (method == "submit_payload") {
+    if (!may_submit) {
+      http::Error e(401, "Unauthorized",
+                    "submit_payload needs an API key: send Authorization: Bearer <key>");
+      e.extra_headers.push_back({"WWW-Authenticate", "Bearer"});
+      throw e;
+    }
     const auto* payload = params.if_contains("payload");
     if (!payload) throw ExchangeError(Kind::invalid_input, "params.payload is required");
     return service.submit(string_param(params, "schema_id", true), *payload,
@@ -129,7 +136,8 @@ bj::value rpc_error(int code, std::string message, const bj::value& id, bj::valu
 }
 
 // One JSON-RPC 2.0 request object -> its response (null for a notification).
-bj::value handle_rpc(exchange::ExchangeService& service, const bj::value& request) {
+bj::value handle_rpc(exchange::ExchangeService& service, const bj::value& request,
+                     bool may_submit) {
   if (!request.is_object()) return rpc_error(-32600, "a request must be an object", nullptr);
   const auto& r = request.get_object();
   const bj::value id = r.contains("id") ? r.at("id") : bj::value(nullptr);
@@ -140,7 +148,7 @@ bj::value handle_rpc(exchange::ExchangeService& service, const bj::value& reques
   }
   const bj::value params = r.contains("params") ? r.at("params") : bj::value(bj::object{});
   try {
-    bj::value result = dispatch_method(service, method->get_string(), params);
+    bj::value result = dispatch_method(service, method->get_string(), params, may_submit);
     if (notification) return nullptr;
     return bj::object{{"jsonrpc", "2.0"}, {"result", std::move(result)}, {"id", id}};
   } catch (const ExchangeError& e) {
@@ -160,20 +168,23 @@ bj::value handle_rpc(exchange::ExchangeService& service, const bj::value& reques
 
 }  // namespace
 
-void add_exchange_routes(http::Router& router, exchange::ExchangeService& service,
+void add_exchange_routes(http::Router& router, exchange::ExchangeService& service, Auth& auth,
                          const json::ParseLimits& limits) {
+  using gateway::Role;
   router.add("GET", "/scenarios", [&service](http::Request&) {
     return http::Response::json(
         200, bj::object{{"scenarios", call([&] { return service.list_scenarios(); })}});
   });
 
-  router.add(
-      "PUT", "/scenarios/{scenario}/versions/{version}", [&service, &limits](http::Request& req) {
-        const auto body = read_json_body(req, limits);
-        const auto published = call(
-            [&] { return service.publish(req.param("scenario"), req.param("version"), body); });
-        return http::Response::json(published.created ? 201 : 200, published.template_json);
-      });
+  router.add("PUT", "/scenarios/{scenario}/versions/{version}",
+             [&service, &auth, &limits](http::Request& req) {
+               auth.require(req, Role::publisher);
+               const auto body = read_json_body(req, limits);
+               const auto published = call([&] {
+                 return service.publish(req.param("scenario"), req.param("version"), body);
+               });
+               return http::Response::json(published.created ? 201 : 200, published.template_json);
+             });
 
   router.add("GET", "/scenarios/{scenario}/versions/{version}", [&service](http::Request& req) {
     const auto n = call([&] {
@@ -211,28 +222,30 @@ void add_exchange_routes(http::Router& router, exchange::ExchangeService& servic
     return r;
   });
 
-  router.add("POST", "/scenarios/{scenario}/payloads", [&service, &limits](http::Request& req) {
-    const auto body = read_json_body(req, limits);
-    if (!body.is_object()) {
-      throw http::Error(400, "InvalidInput",
-                        "the body must be {\"schema_id\", \"payload\", \"client_id\"?}");
-    }
-    const auto& o = body.get_object();
-    const auto result = call([&] {
-      const auto* id = o.if_contains("schema_id");
-      const auto* payload = o.if_contains("payload");
-      if (!id || !id->is_string())
-        throw ExchangeError(Kind::invalid_input, "schema_id is required");
-      if (!payload) throw ExchangeError(Kind::invalid_input, "payload is required");
-      const auto* client = o.if_contains("client_id");
-      const std::string client_id =
-          client && client->is_string() ? std::string(client->get_string())
-          : req.header("X-Client-Id")   ? std::string(*req.header("X-Client-Id"))
-                                        : std::string();
-      return service.submit(id->get_string(), *payload, client_id, req.param("scenario"));
-    });
-    return http::Response::json(200, result);
-  });
+  router.add(
+      "POST", "/scenarios/{scenario}/payloads", [&service, &auth, &limits](http::Request& req) {
+        auth.require(req, Role::client);
+        const auto body = read_json_body(req, limits);
+        if (!body.is_object()) {
+          throw http::Error(400, "InvalidInput",
+                            "the body must be {\"schema_id\", \"payload\", \"client_id\"?}");
+        }
+        const auto& o = body.get_object();
+        const auto result = call([&] {
+          const auto* id = o.if_contains("schema_id");
+          const auto* payload = o.if_contains("payload");
+          if (!id || !id->is_string())
+            throw ExchangeError(Kind::invalid_input, "schema_id is required");
+          if (!payload) throw ExchangeError(Kind::invalid_input, "payload is required");
+          const auto* client = o.if_contains("client_id");
+          const std::string client_id =
+              client && client->is_string() ? std::string(client->get_string())
+              : req.header("X-Client-Id")   ? std::string(*req.header("X-Client-Id"))
+                                            : std::string();
+          return service.submit(id->get_string(), *payload, client_id, req.param("scenario"));
+        });
+        return http::Response::json(200, result);
+      });
 
   router.add("GET", "/scenarios/{scenario}/endpoint", [&service](http::Request& req) {
     return http::Response::json(200, call([&] {
@@ -243,27 +256,31 @@ void add_exchange_routes(http::Router& router, exchange::ExchangeService& servic
                                 }));
   });
 
-  router.add("PUT", "/scenarios/{scenario}/endpoint", [&service, &limits](http::Request& req) {
-    const auto body = read_json_body(req, limits);
-    const auto* e = body.is_object() ? body.get_object().if_contains("endpoint") : nullptr;
-    if (!e || !(e->is_string() || e->is_null())) {
-      throw http::Error(400, "InvalidInput",
-                        "the body must be {\"endpoint\": \"http://...\"} (or null to unbind)");
-    }
-    call([&] {
-      service.bind_endpoint(req.param("scenario"),
-                            e->is_string() ? std::string_view(e->get_string()) : "");
-      return 0;
-    });
-    return http::Response::json(200,
-                                bj::object{{"scenario", req.param("scenario")}, {"endpoint", *e}});
-  });
+  router.add(
+      "PUT", "/scenarios/{scenario}/endpoint", [&service, &auth, &limits](http::Request& req) {
+        auth.require(req, Role::publisher);
+        const auto body = read_json_body(req, limits);
+        const auto* e = body.is_object() ? body.get_object().if_contains("endpoint") : nullptr;
+        if (!e || !(e->is_string() || e->is_null())) {
+          throw http::Error(400, "InvalidInput",
+                            "the body must be {\"endpoint\": \"http://...\"} (or null to unbind)");
+        }
+        call([&] {
+          service.bind_endpoint(req.param("scenario"),
+                                e->is_string() ? std::string_view(e->get_string()) : "");
+          return 0;
+        });
+        return http::Response::json(
+            200, bj::object{{"scenario", req.param("scenario")}, {"endpoint", *e}});
+      });
 
-  router.add("POST", "/scenarios/{scenario}/patches", [&service, &limits](http::Request& req) {
-    const auto body = read_json_body(req, limits);
-    return http::Response::json(
-        201, call([&] { return service.post_patch(req.param("scenario"), body); }));
-  });
+  router.add("POST", "/scenarios/{scenario}/patches",
+             [&service, &auth, &limits](http::Request& req) {
+               auth.require(req, Role::publisher);
+               const auto body = read_json_body(req, limits);
+               return http::Response::json(
+                   201, call([&] { return service.post_patch(req.param("scenario"), body); }));
+             });
 
   router.add("GET", "/scenarios/{scenario}/updates", [&service](http::Request& req) {
     const auto client = req.query_param("client_id");
@@ -276,7 +293,9 @@ void add_exchange_routes(http::Router& router, exchange::ExchangeService& servic
 
   // JSON-RPC 2.0 (single or batch). A bare {"method", "params"} object without "jsonrpc", as
   // in seed 000 Appendix A, is answered with the bare result (or an HTTP error envelope).
-  router.add("POST", "/sdsi", [&service, &limits](http::Request& req) {
+  router.add("POST", "/sdsi", [&service, &auth, &limits](http::Request& req) {
+    // Negotiation is open to anyone; submit_payload needs a client key (checked per method).
+    const bool may_submit = !Auth::anonymous(auth.identify(req));
     bj::value body;
     try {
       body = read_json_body(req, limits);
@@ -290,7 +309,7 @@ void add_exchange_routes(http::Router& router, exchange::ExchangeService& servic
       }
       bj::array responses;
       for (const auto& r : body.get_array()) {
-        auto res = handle_rpc(service, r);
+        auto res = handle_rpc(service, r, may_submit);
         if (!res.is_null()) responses.push_back(std::move(res));
       }
       if (responses.empty()) {
@@ -308,14 +327,16 @@ void add_exchange_routes(http::Router& router, exchange::ExchangeService& servic
       const bj::value params = body.get_object().contains("params") ? body.get_object().at("params")
                                                                     : bj::value(bj::object{});
       try {
-        return http::Response::json(
-            200, call([&] { return dispatch_method(service, method->get_string(), params); }));
+        return http::Response::json(200, call([&] {
+                                      return dispatch_method(service, method->get_string(), params,
+                                                             may_submit);
+                                    }));
       } catch (const UnknownMethod&) {
         throw http::Error(404, "NotFound",
                           "method \"" + std::string(method->get_string()) + "\" not found");
       }
     }
-    auto res = handle_rpc(service, body);
+    auto res = handle_rpc(service, body, may_submit);
     if (res.is_null()) {
       http::Response r;
       r.status = 204;

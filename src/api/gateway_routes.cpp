@@ -1,24 +1,39 @@
 #include "api/gateway_routes.hpp"
 
+#include "api/auth.hpp"
 #include "api/json_body.hpp"
 #include "gateway/gateway_service.hpp"
 #include "registry/registry_service.hpp"
+
+#include <chrono>
 
 namespace schemagate::api {
 
 namespace {
 
-http::Response invoke(gateway::GatewayService& service, const json::ParseLimits& limits,
+http::Response invoke(gateway::GatewayService& service, Auth& auth, const json::ParseLimits& limits,
                       http::Request& req, std::string_view operation) {
+  const auto who = auth.require(req, gateway::Role::client);
+  const auto start = std::chrono::steady_clock::now();
+  const std::string target =
+      req.param("id") + (operation.empty() ? "" : "/" + std::string(operation));
+  auto audit = [&](int status) {
+    auth.access().audit(
+        who.client_id, "invoke", target, status,
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
+  };
   const auto body = read_json_body(req, limits);
   const auto key = req.header("Idempotency-Key");
-  registry::Caller caller;  // anonymous until API keys exist
   try {
-    const auto out = service.invoke(req.param("id"), operation, body, caller, key ? *key : "");
+    const auto out =
+        service.invoke(req.param("id"), operation, body, Auth::caller(who), key ? *key : "");
     auto r = http::Response::json(out.status, out.body);
     if (out.replayed) r.set_header("Idempotent-Replayed", "true");
+    audit(out.status);
     return r;
   } catch (const gateway::GatewayError& e) {
+    audit(e.status());
     http::Error err(
         e.status(), e.code(), e.what(),
         e.details().is_null() ? std::nullopt : std::optional<boost::json::value>(e.details()));
@@ -31,13 +46,14 @@ http::Response invoke(gateway::GatewayService& service, const json::ParseLimits&
 
 }  // namespace
 
-void add_gateway_routes(http::Router& router, gateway::GatewayService& service,
+void add_gateway_routes(http::Router& router, gateway::GatewayService& service, Auth& auth,
                         const json::ParseLimits& limits) {
-  router.add("POST", "/agents/{id}/invoke",
-             [&service, &limits](http::Request& req) { return invoke(service, limits, req, ""); });
+  router.add("POST", "/agents/{id}/invoke", [&service, &auth, &limits](http::Request& req) {
+    return invoke(service, auth, limits, req, "");
+  });
   router.add("POST", "/agents/{id}/operations/{op}/invoke",
-             [&service, &limits](http::Request& req) {
-               return invoke(service, limits, req, req.param("op"));
+             [&service, &auth, &limits](http::Request& req) {
+               return invoke(service, auth, limits, req, req.param("op"));
              });
 }
 

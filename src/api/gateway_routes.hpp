@@ -9,8 +9,10 @@ class GatewayService;
 
 namespace schemagate::api {
 
+class Auth;
+
 // POST /agents/{id}/invoke and POST /agents/{id}/operations/{op}/invoke.
-void add_gateway_routes(http::Router& router, gateway::GatewayService& service,
+void add_gateway_routes(http::Router& router, gateway::GatewayService& service, Auth& auth,
                         const json::ParseLimits& limits);
 
 }  // namespace schemagate::api

@@ -1,9 +1,11 @@
 #include "api/registry_routes.hpp"
 
+#include "api/auth.hpp"
 #include "api/json_body.hpp"
 #include "registry/registry_service.hpp"
 
 #include <charconv>
+#include <chrono>
 #include <ctime>
 
 namespace schemagate::api {
@@ -36,11 +38,6 @@ auto call(F&& f) -> decltype(f()) {
   } catch (const RegistryError& e) {
     throw to_http(e);
   }
-}
-
-// Until API keys exist every caller is anonymous: public agents only.
-registry::Caller caller_of(const http::Request&) {
-  return {};
 }
 
 std::string http_date(std::int64_t unix_ms) {
@@ -134,9 +131,32 @@ registry::Filters query_filters(const http::Request& req) {
 
 }  // namespace
 
-void add_registry_routes(http::Router& router, registry::RegistryService& service,
+void add_registry_routes(http::Router& router, registry::RegistryService& service, Auth& auth,
                          const json::ParseLimits& limits) {
-  router.add("GET", "/agents", [&service](http::Request& req) {
+  auto caller_of = [&auth](const http::Request& req) { return Auth::caller(auth.identify(req)); };
+  // Writes need a publisher (or admin) key and are audited.
+  auto audited = [&auth](const http::Request& req, std::string_view action,
+                         const std::string& target, auto&& write) {
+    const auto who = auth.require(req, gateway::Role::publisher);
+    const auto start = std::chrono::steady_clock::now();
+    int status = 500;
+    try {
+      auto r = write();
+      status = r.status;
+      auth.access().audit(
+          who.client_id, action, target, status,
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count());
+      return r;
+    } catch (const http::Error& e) {
+      auth.access().audit(
+          who.client_id, action, target, e.status(),
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count());
+      throw;
+    }
+  };
+  router.add("GET", "/agents", [&service, caller_of](http::Request& req) {
     std::size_t limit = 50;
     if (const auto l = req.query_param("limit")) {
       const auto res = std::from_chars(l->data(), l->data() + l->size(), limit);
@@ -158,7 +178,7 @@ void add_registry_routes(http::Router& router, registry::RegistryService& servic
     return http::Response::json(200, body);
   });
 
-  router.add("GET", "/agents/{id}", [&service](http::Request& req) {
+  router.add("GET", "/agents/{id}", [&service, caller_of](http::Request& req) {
     const auto entry = call([&] { return service.get(req.param("id"), caller_of(req)); });
     const std::string tag = etag(entry);
     http::Response r;
@@ -172,34 +192,42 @@ void add_registry_routes(http::Router& router, registry::RegistryService& servic
     return r;
   });
 
-  router.add("POST", "/agents", [&service, &limits](http::Request& req) {
+  router.add("POST", "/agents", [&service, &limits, audited](http::Request& req) {
     const auto body = read_json_body(req, limits);
-    const auto reg = call([&] { return service.create(body); });
-    auto r = http::Response::json(201, reg.entry.card.raw);
-    r.set_header("Location", "/agents/" + reg.entry.card.id);
-    r.set_header("ETag", etag(reg.entry));
-    return r;
+    const auto* id = body.is_object() ? body.get_object().if_contains("id") : nullptr;
+    return audited(req, "register", id && id->is_string() ? std::string(id->get_string()) : "",
+                   [&] {
+                     const auto reg = call([&] { return service.create(body); });
+                     auto r = http::Response::json(201, reg.entry.card.raw);
+                     r.set_header("Location", "/agents/" + reg.entry.card.id);
+                     r.set_header("ETag", etag(reg.entry));
+                     return r;
+                   });
   });
 
-  router.add("PUT", "/agents/{id}", [&service, &limits](http::Request& req) {
-    const auto body = read_json_body(req, limits);
-    const auto reg = call([&] { return service.put(req.param("id"), body); });
-    auto r = http::Response::json(reg.created ? 201 : 200, reg.entry.card.raw);
-    r.set_header("ETag", etag(reg.entry));
-    return r;
-  });
-
-  router.add("DELETE", "/agents/{id}", [&service](http::Request& req) {
-    call([&] {
-      service.remove(req.param("id"));
-      return 0;
+  router.add("PUT", "/agents/{id}", [&service, &limits, audited](http::Request& req) {
+    return audited(req, "register", req.param("id"), [&] {
+      const auto body = read_json_body(req, limits);
+      const auto reg = call([&] { return service.put(req.param("id"), body); });
+      auto r = http::Response::json(reg.created ? 201 : 200, reg.entry.card.raw);
+      r.set_header("ETag", etag(reg.entry));
+      return r;
     });
-    http::Response r;
-    r.status = 204;
-    return r;
   });
 
-  router.add("POST", "/agents/search", [&service, &limits](http::Request& req) {
+  router.add("DELETE", "/agents/{id}", [&service, audited](http::Request& req) {
+    return audited(req, "delete", req.param("id"), [&] {
+      call([&] {
+        service.remove(req.param("id"));
+        return 0;
+      });
+      http::Response r;
+      r.status = 204;
+      return r;
+    });
+  });
+
+  router.add("POST", "/agents/search", [&service, &limits, caller_of](http::Request& req) {
     const auto body = read_json_body(req, limits);
     if (!body.is_object()) throw http::Error(400, "InvalidInput", "the body must be a JSON object");
     const auto& o = body.get_object();

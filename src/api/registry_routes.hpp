@@ -9,8 +9,10 @@ class RegistryService;
 
 namespace schemagate::api {
 
+class Auth;
+
 // Seed 004 §4-5: GET /agents, GET|PUT|DELETE /agents/{id}, POST /agents, POST /agents/search.
-void add_registry_routes(http::Router& router, registry::RegistryService& service,
+void add_registry_routes(http::Router& router, registry::RegistryService& service, Auth& auth,
                          const json::ParseLimits& limits);
 
 }  // namespace schemagate::api

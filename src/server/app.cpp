@@ -1,10 +1,12 @@
 #include "server/app.hpp"
 
+#include "api/auth.hpp"
 #include "api/exchange_routes.hpp"
 #include "api/gateway_routes.hpp"
 #include "api/ops.hpp"
 #include "api/registry_routes.hpp"
 #include "exchange/exchange_service.hpp"
+#include "gateway/access.hpp"
 #include "gateway/gateway_service.hpp"
 #include "http/client.hpp"
 #include "registry/registry_service.hpp"
@@ -51,11 +53,28 @@ int run(const Config& config, const StartHook& on_start) {
     }
   }
 
+  gateway::AccessControl access(*store, clock, config.admin_key);
+  if (access.open()) {
+    const auto& host = config.http.host;
+    if (host != "127.0.0.1" && host != "::1" && host != "localhost") {
+      spdlog::critical(
+          "no API key is configured, so the server would be open to anyone on {}; set "
+          "SCHEMAGATE_ADMIN_KEY or listen on 127.0.0.1",
+          host);
+      return 1;
+    }
+    spdlog::warn(
+        "no API key is configured: the server is OPEN on loopback, every caller is an admin "
+        "(set SCHEMAGATE_ADMIN_KEY to close it)");
+  }
+  api::Auth auth(access);
+
   http::Router router;
   api::add_ops_routes(router, {*store, metrics, config.json_limits});
-  api::add_exchange_routes(router, exchange, config.json_limits);
-  api::add_registry_routes(router, registry, config.json_limits);
-  api::add_gateway_routes(router, gateway, config.json_limits);
+  api::add_access_routes(router, auth, config.json_limits);
+  api::add_exchange_routes(router, exchange, auth, config.json_limits);
+  api::add_registry_routes(router, registry, auth, config.json_limits);
+  api::add_gateway_routes(router, gateway, auth, config.json_limits);
 
   http::Server server(router, metrics, config.http);
   try {

@@ -16,6 +16,7 @@ struct Config {
   json::ParseLimits json_limits;
   exchange::ExchangeLimits exchange;
   std::string log_level = "info";
+  std::string admin_key;  // from SCHEMAGATE_ADMIN_KEY only: keys do not belong in argv
 };
 
 // "HOST:PORT", "[IPv6]:PORT" or ":PORT" (all interfaces). Throws std::invalid_argument naming

@@ -231,17 +231,6 @@ TEST_F(RegistryTest, SearchRanksFiltersAndPages) {
   EXPECT_EQ(c_->post_json("/agents/search", R"({"query": 3})").status, 400);
 }
 
-TEST_F(RegistryTest, PrivateAgentsAreInvisibleWithoutEntitlement) {
-  auto secret =
-      agent("internal-hr", "HR Assistant", "Answers questions about internal HR policies.", {"qa"});
-  secret["visibility"] =
-      bj::object{{"clients", bj::array{"hr-portal"}}, {"groups", bj::array{"staff"}}};
-  ASSERT_EQ(add(secret).status, 201);
-  EXPECT_EQ(c_->get("/agents/internal-hr").status, 404);
-  EXPECT_TRUE(body_json(c_->get("/agents")).at("agents").as_array().empty());
-  EXPECT_EQ(search(R"({"query": "HR policies"})").at("count"), 0);
-}
-
 TEST_F(RegistryTest, TheIndexSurvivesARestart) {
   populate();
   server_->process->signal(SIGTERM);

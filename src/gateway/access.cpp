@@ -1,0 +1,160 @@
+#include "gateway/access.hpp"
+
+#include "store/store.hpp"
+#include "util/clock.hpp"
+
+#include <sodium.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace schemagate::gateway {
+
+namespace bj = boost::json;
+
+namespace {
+
+constexpr std::string_view kKeys = "api_keys";  // hash -> principal
+constexpr std::string_view kAudit = "audit";    // event stream
+
+std::string hex(const unsigned char* data, std::size_t n) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (std::size_t i = 0; i < n; ++i) {
+    out += digits[data[i] >> 4];
+    out += digits[data[i] & 15];
+  }
+  return out;
+}
+
+std::string hash_key(std::string_view key) {
+  unsigned char out[32];
+  crypto_generichash(out, sizeof out, reinterpret_cast<const unsigned char*>(key.data()),
+                     key.size(), nullptr, 0);
+  return hex(out, sizeof out);
+}
+
+bj::object principal_json(const Principal& p, std::int64_t created_ms) {
+  bj::array groups;
+  for (const auto& g : p.groups)
+    groups.push_back(bj::value(g));
+  return bj::object{{"client_id", p.client_id},
+                    {"role", to_string(p.role)},
+                    {"groups", std::move(groups)},
+                    {"rate_limit", bj::object{{"requests_per_second", p.rate.requests_per_second},
+                                              {"burst", p.rate.burst}}},
+                    {"created_at_ms", created_ms}};
+}
+
+}  // namespace
+
+std::string_view to_string(Role r) {
+  switch (r) {
+    case Role::admin:
+      return "admin";
+    case Role::publisher:
+      return "publisher";
+    default:
+      return "client";
+  }
+}
+
+std::optional<Role> role_from(std::string_view s) {
+  if (s == "admin") return Role::admin;
+  if (s == "publisher") return Role::publisher;
+  if (s == "client") return Role::client;
+  return std::nullopt;
+}
+
+AccessControl::AccessControl(store::Store& store, const util::Clock& clock,
+                             std::string bootstrap_admin_key)
+    : store_(store), clock_(clock) {
+  if (sodium_init() < 0) throw std::runtime_error("libsodium failed to initialize");
+  if (!bootstrap_admin_key.empty()) admin_hash_ = hash_key(bootstrap_admin_key);
+}
+
+bool AccessControl::open() const {
+  return admin_hash_.empty() && store_.list(kKeys, {"", "", 1}).items.empty();
+}
+
+std::optional<Principal> AccessControl::authenticate(std::string_view key) const {
+  if (key.empty()) return std::nullopt;
+  const std::string h = hash_key(key);
+  if (!admin_hash_.empty() && sodium_memcmp(h.data(), admin_hash_.data(), h.size()) == 0) {
+    return Principal{"admin", Role::admin, {}, {}};
+  }
+  const auto doc = store_.get(kKeys, h);
+  if (!doc) return std::nullopt;
+  const auto& o = doc->body.as_object();
+  Principal p;
+  p.client_id = o.at("client_id").as_string();
+  p.role = role_from(o.at("role").as_string()).value_or(Role::client);
+  for (const auto& g : o.at("groups").as_array())
+    p.groups.emplace_back(g.as_string());
+  p.rate.requests_per_second = o.at("rate_limit").at("requests_per_second").to_number<double>();
+  p.rate.burst = o.at("rate_limit").at("burst").to_number<double>();
+  return p;
+}
+
+AccessControl::Created AccessControl::create_key(const std::string& client_id, Role role,
+                                                 std::vector<std::string> groups, RateLimit rate) {
+  unsigned char raw[24];
+  randombytes_buf(raw, sizeof raw);
+  Created c;
+  c.key = "sgk_" + hex(raw, sizeof raw);
+  c.principal = Principal{client_id, role, std::move(groups), rate};
+  store_.put(std::string(kKeys), hash_key(c.key), principal_json(c.principal, clock_.now_unix_ms()),
+             0);
+  return c;
+}
+
+int AccessControl::take_token(const Principal& p) {
+  if (p.rate.requests_per_second <= 0) return 0;
+  const double burst = std::max(1.0, p.rate.burst > 0 ? p.rate.burst : p.rate.requests_per_second);
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard lock(mu_);
+  auto [it, fresh] = buckets_.try_emplace(p.client_id, Bucket{burst, now});
+  Bucket& b = it->second;
+  if (!fresh) {
+    const double elapsed = std::chrono::duration<double>(now - b.last).count();
+    b.tokens = std::min(burst, b.tokens + elapsed * p.rate.requests_per_second);
+    b.last = now;
+  }
+  if (b.tokens >= 1.0) {
+    b.tokens -= 1.0;
+    return 0;
+  }
+  return static_cast<int>(std::ceil((1.0 - b.tokens) / p.rate.requests_per_second));
+}
+
+void AccessControl::audit(const std::string& client_id, std::string_view action,
+                          std::string_view target, int status, double latency_ms) {
+  store_.append_event(kAudit, bj::object{{"at", util::format_rfc3339(clock_.now())},
+                                         {"client_id", client_id},
+                                         {"action", action},
+                                         {"target", target},
+                                         {"status", status},
+                                         {"latency_ms", std::round(latency_ms * 1000) / 1000}});
+}
+
+bj::array AccessControl::audit_tail(std::size_t limit) const {
+  // The stream is ordered; read it all in pages and keep the tail.
+  std::vector<store::Event> events;
+  std::int64_t after = 0;
+  for (;;) {
+    auto page = store_.read_events(kAudit, after, 1000);
+    if (page.empty()) break;
+    after = page.back().sequence;
+    for (auto& e : page)
+      events.push_back(std::move(e));
+    if (events.size() > limit)
+      events.erase(events.begin(), events.end() - static_cast<std::ptrdiff_t>(limit));
+  }
+  bj::array out;
+  for (const auto& e : events)
+    out.push_back(e.body);
+  return out;
+}
+
+}  // namespace schemagate::gateway

@@ -1,0 +1,76 @@
+#pragma once
+
+#include <boost/json/value.hpp>
+
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace schemagate::store {
+class Store;
+}
+namespace schemagate::util {
+class Clock;
+}
+
+namespace schemagate::gateway {
+
+enum class Role { client = 0, publisher = 1, admin = 2 };
+std::string_view to_string(Role r);
+std::optional<Role> role_from(std::string_view s);
+
+struct RateLimit {
+  double requests_per_second = 0;  // 0: unlimited
+  double burst = 0;
+};
+
+// Who a request comes from, once its key is checked.
+struct Principal {
+  std::string client_id;
+  Role role = Role::client;
+  std::vector<std::string> groups;
+  RateLimit rate;
+};
+
+// API keys (seed 004 §7), stored as BLAKE2b hashes: a key is shown once, when created. The first
+// admin key comes from the environment; with no key at all the server is "open" (loopback only,
+// every caller an admin).
+class AccessControl {
+ public:
+  AccessControl(store::Store& store, const util::Clock& clock, std::string bootstrap_admin_key);
+
+  bool open() const;
+  // nullopt: no such key.
+  std::optional<Principal> authenticate(std::string_view key) const;
+
+  struct Created {
+    std::string key;  // the only time it is visible
+    Principal principal;
+  };
+  Created create_key(const std::string& client_id, Role role, std::vector<std::string> groups,
+                     RateLimit rate);
+
+  // Token bucket per client: 0 when the request may go, else the seconds to wait.
+  int take_token(const Principal& p);
+
+  // Registrations and invocations: who, what, status, latency; never payload content.
+  void audit(const std::string& client_id, std::string_view action, std::string_view target,
+             int status, double latency_ms);
+  boost::json::array audit_tail(std::size_t limit) const;
+
+ private:
+  store::Store& store_;
+  const util::Clock& clock_;
+  std::string admin_hash_;
+  mutable std::mutex mu_;
+  struct Bucket {
+    double tokens = 0;
+    std::chrono::steady_clock::time_point last;
+  };
+  std::map<std::string, Bucket> buckets_;
+};
+
+}  // namespace schemagate::gateway
