@@ -77,6 +77,12 @@ struct Doc {
   bool alive = true;
 };
 
+// A term's occurrences in one document, field by field: scoring reads these, not the maps.
+struct Posting {
+  std::uint32_t slot;
+  std::array<std::uint16_t, kFields> tf;
+};
+
 }  // namespace
 
 bool Filters::matches(const AgentCard& card) const {
@@ -125,7 +131,7 @@ std::vector<std::string> tokenize(std::string_view text) {
 struct SearchIndex::Impl {
   std::vector<Doc> docs;                                    // slot -> doc
   std::map<std::string, std::uint32_t, std::less<>> by_id;  // id -> slot (sorted for listing)
-  std::unordered_map<std::string, std::vector<std::uint32_t>> postings;  // term -> slots
+  std::unordered_map<std::string, std::vector<Posting>> postings;  // term -> documents
   std::array<double, kFields> total_length{};
   std::size_t alive = 0;
 
@@ -164,8 +170,16 @@ void SearchIndex::upsert(const AgentCard& card, const std::vector<std::string>& 
     for (const auto& [t, n] : d.tf[f])
       terms.insert(t);
   }
-  for (const auto& t : terms)
-    impl_->postings[t].push_back(slot);
+  for (const auto& t : terms) {
+    Posting p{slot, {}};
+    for (std::size_t f = 0; f < kFields; ++f) {
+      const auto it = d.tf[f].find(t);
+      if (it != d.tf[f].end()) {
+        p.tf[f] = static_cast<std::uint16_t>(std::min<std::uint32_t>(it->second, 65535));
+      }
+    }
+    impl_->postings[t].push_back(p);
+  }
   impl_->docs.push_back(std::move(d));
   impl_->by_id[card.id] = slot;
   ++impl_->alive;
@@ -219,38 +233,44 @@ SearchIndex::Result SearchIndex::search(std::string_view query, const Filters& f
     std::array<double, kFields> avg{};
     for (std::size_t f = 0; f < kFields; ++f)
       avg[f] = std::max(1.0, impl_->total_length[f] / n);
-    std::unordered_map<std::uint32_t, double> scores;
+    // Term-at-a-time into a dense accumulator; `touched` remembers which slots to read back.
+    std::vector<float> acc(impl_->docs.size(), 0.0f);
+    std::vector<std::uint32_t> touched;
     std::unordered_set<std::string> seen_terms;
     for (const auto& t : terms) {
       if (!seen_terms.insert(t).second) continue;
       const auto p = impl_->postings.find(t);
       if (p == impl_->postings.end()) continue;
       std::size_t df = 0;
-      for (const auto slot : p->second)
-        df += impl_->docs[slot].alive;
+      for (const auto& post : p->second)
+        df += impl_->docs[post.slot].alive;
       if (df == 0) continue;
       const double idf =
           std::log(1.0 + (n - static_cast<double>(df) + 0.5) / (static_cast<double>(df) + 0.5));
-      for (const auto slot : p->second) {
-        const Doc& d = impl_->docs[slot];
+      for (const auto& post : p->second) {
+        const Doc& d = impl_->docs[post.slot];
         if (!d.alive) continue;
         double tf = 0;
         for (std::size_t f = 0; f < kFields; ++f) {
-          const auto it = d.tf[f].find(t);
-          if (it == d.tf[f].end()) continue;
-          tf += kWeights[f] * it->second / (1.0 - kB + kB * d.length[f] / avg[f]);
+          if (post.tf[f] == 0) continue;
+          tf += kWeights[f] * post.tf[f] / (1.0 - kB + kB * d.length[f] / avg[f]);
         }
-        scores[slot] += idf * tf * (kK1 + 1.0) / (tf + kK1);
+        if (acc[post.slot] == 0.0f) touched.push_back(post.slot);
+        acc[post.slot] += static_cast<float>(idf * tf * (kK1 + 1.0) / (tf + kK1));
       }
     }
-    for (const auto& [slot, s] : scores) {
+    for (const auto slot : touched) {
       const auto& card = impl_->docs[slot].card;
-      if (filters.matches(card) && visible(card)) hits.push_back({&card, s});
+      if (filters.matches(card) && visible(card)) hits.push_back({&card, acc[slot]});
     }
     // Scores in [0, 1]: saturating in the raw BM25F score, ties broken by id for stable pages.
-    std::sort(hits.begin(), hits.end(), [](const Hit& a, const Hit& b) {
+    const auto better = [](const Hit& a, const Hit& b) {
       return a.score != b.score ? a.score > b.score : a.card->id < b.card->id;
-    });
+    };
+    // Only the requested page needs ordering.
+    const std::size_t page_end = std::min(hits.size(), skip + top);
+    std::partial_sort(hits.begin(), hits.begin() + static_cast<std::ptrdiff_t>(page_end),
+                      hits.end(), better);
     for (auto& h : hits)
       h.score = h.score / (h.score + 5.0);
   }

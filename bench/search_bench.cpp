@@ -1,0 +1,123 @@
+// Registry search at scale: 100,000 agents whose text is drawn from the words of the real tool
+// corpora in ../shared/eval/retrieval, searched with the real queries of those corpora.
+// Prints registration throughput (index alone, and through RegistryService on SQLite) and
+// p50/p90/p99 search latency on one thread.
+// Usage: search_bench [AGENTS] [QUERIES]
+
+#include "json/parse.hpp"
+#include "registry/registry_service.hpp"
+#include "registry/search_index.hpp"
+#include "store/store.hpp"
+#include "util/clock.hpp"
+#include "util/files.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <random>
+#include <sstream>
+
+namespace fs = std::filesystem;
+namespace bj = boost::json;
+using namespace schemagate;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::vector<std::string> lines(const fs::path& p) {
+  std::vector<std::string> out;
+  std::istringstream in(util::read_file(p.string()));
+  for (std::string l; std::getline(in, l);) {
+    if (!l.empty()) out.push_back(std::move(l));
+  }
+  return out;
+}
+
+double percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  return v[static_cast<std::size_t>(p * static_cast<double>(v.size() - 1))];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::size_t agents = argc > 1 ? std::stoul(argv[1]) : 100'000;
+  const std::size_t query_count = argc > 2 ? std::stoul(argv[2]) : 2'000;
+  const fs::path root = fs::path(SCHEMAGATE_SHARED_DIR) / "eval/retrieval";
+
+  std::vector<std::string> words, queries;
+  for (const char* corpus : {"metatool", "toollens"}) {
+    for (const auto& l : lines(root / corpus / "corpus.jsonl")) {
+      for (const auto& w : registry::tokenize(std::string(json::parse(l).at("text").as_string()))) {
+        words.push_back(w);
+      }
+    }
+    for (const auto& l : lines(root / corpus / "queries.jsonl")) {
+      queries.emplace_back(json::parse(l).at("text").as_string());
+    }
+  }
+  std::mt19937_64 rng(2026);
+  auto phrase = [&](std::size_t n) {
+    std::string s;
+    for (std::size_t i = 0; i < n; ++i)
+      s += (i ? " " : "") + words[rng() % words.size()];
+    return s;
+  };
+  auto make_card = [&](std::size_t i) {
+    bj::array caps;
+    for (int k = 0; k < 2; ++k)
+      caps.push_back(bj::value(words[rng() % words.size()]));
+    return bj::object{
+        {"id", "agent-" + std::to_string(i)}, {"name", phrase(3)},
+        {"description", phrase(25)},          {"capabilities", std::move(caps)},
+        {"endpoint", "http://127.0.0.1:9/a"}, {"inputs", bj::object{{"text", "string"}}}};
+  };
+
+  // Index alone.
+  registry::SearchIndex index;
+  const auto t0 = Clock::now();
+  for (std::size_t i = 0; i < agents; ++i) {
+    auto parsed = registry::parse_agent_card(make_card(i));
+    index.upsert(std::get<registry::AgentCard>(parsed));
+  }
+  const double index_s = std::chrono::duration<double>(Clock::now() - t0).count();
+
+  // Through the service, with every registration committed to SQLite (synchronous=FULL).
+  const std::size_t durable = std::min<std::size_t>(agents, 2'000);
+  const auto dir = fs::temp_directory_path() / "schemagate-search-bench";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  util::SystemClock clock;
+  auto store = store::open_store({(dir / "bench.db").string()}, clock);
+  registry::RegistryService service(*store, clock);
+  const auto t1 = Clock::now();
+  for (std::size_t i = 0; i < durable; ++i)
+    service.create(make_card(i));
+  const double service_s = std::chrono::duration<double>(Clock::now() - t1).count();
+
+  std::vector<double> ms;
+  ms.reserve(query_count);
+  registry::Filters none;
+  std::size_t hits = 0;
+  for (std::size_t q = 0; q < query_count; ++q) {
+    const auto& text = queries[(q * 7919) % queries.size()];
+    const auto s = Clock::now();
+    hits += index.search(text, none, 10, 0, true, [](const registry::AgentCard&) { return true; })
+                .hits.size();
+    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - s).count());
+  }
+  std::printf("agents %zu, queries %zu (real MetaTool/ToolLens queries), top 10, one thread\n",
+              agents, query_count);
+  std::printf("index registration: %.0f agents/s (%.1f s)\n", static_cast<double>(agents) / index_s,
+              index_s);
+  std::printf("service registration on SQLite (durable, %zu agents): %.0f agents/s\n", durable,
+              static_cast<double>(durable) / service_s);
+  std::printf(
+      "search latency: p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms (avg hits %.1f)\n",
+      percentile(ms, 0.50), percentile(ms, 0.90), percentile(ms, 0.99),
+      *std::max_element(ms.begin(), ms.end()),
+      static_cast<double>(hits) / static_cast<double>(query_count));
+  fs::remove_all(dir);
+  return 0;
+}
