@@ -27,6 +27,8 @@ http::Error to_http(const RegistryError& e) {
       return http::Error(404, "NotFound", e.what(), details);
     case K::conflict:
       return http::Error(409, "Conflict", e.what(), details);
+    case K::unreachable:
+      return http::Error(502, "AgentUnreachable", e.what(), details);
   }
   return http::Error(500, "Internal", e.what());
 }
@@ -132,7 +134,7 @@ registry::Filters query_filters(const http::Request& req) {
 }  // namespace
 
 void add_registry_routes(http::Router& router, registry::RegistryService& service, Auth& auth,
-                         const json::ParseLimits& limits) {
+                         registry::CardFetcher& fetcher, const json::ParseLimits& limits) {
   auto caller_of = [&auth](const http::Request& req) { return Auth::caller(auth.identify(req)); };
   // Writes need a publisher (or admin) key and are audited.
   auto audited = [&auth](const http::Request& req, std::string_view action,
@@ -223,6 +225,21 @@ void add_registry_routes(http::Router& router, registry::RegistryService& servic
       });
       http::Response r;
       r.status = 204;
+      return r;
+    });
+  });
+
+  // Registration by crawling: {"url": "https://agent.example"} reads its
+  // /.well-known/agent-card.json (seed 004 metadata or an A2A card).
+  router.add("POST", "/agents:crawl", [&service, &fetcher, &limits, audited](http::Request& req) {
+    const auto body = read_json_body(req, limits);
+    const auto* url = body.is_object() ? body.get_object().if_contains("url") : nullptr;
+    if (!url || !url->is_string())
+      throw http::Error(400, "InvalidInput", "the body must be {\"url\": \"https://...\"}");
+    return audited(req, "crawl", std::string(url->get_string()), [&] {
+      const auto reg = call([&] { return service.crawl(std::string(url->get_string()), fetcher); });
+      auto r = http::Response::json(reg.created ? 201 : 200, reg.entry.card.raw);
+      r.set_header("Location", "/agents/" + reg.entry.card.id);
       return r;
     });
   });

@@ -5,7 +5,8 @@
 
 namespace schemagate::registry {
 class RegistryService;
-}
+class CardFetcher;
+}  // namespace schemagate::registry
 
 namespace schemagate::api {
 
@@ -13,6 +14,6 @@ class Auth;
 
 // Seed 004 §4-5: GET /agents, GET|PUT|DELETE /agents/{id}, POST /agents, POST /agents/search.
 void add_registry_routes(http::Router& router, registry::RegistryService& service, Auth& auth,
-                         const json::ParseLimits& limits);
+                         registry::CardFetcher& fetcher, const json::ParseLimits& limits);
 
 }  // namespace schemagate::api

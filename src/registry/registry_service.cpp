@@ -4,6 +4,9 @@
 #include "util/clock.hpp"
 
 #include <algorithm>
+#include <boost/json/parse.hpp>
+
+#include <cctype>
 #include <chrono>
 
 namespace schemagate::registry {
@@ -129,6 +132,86 @@ RegistryService::Registered RegistryService::put(std::string_view id, const bj::
   }
   o["id"] = id;
   return store_card(copy, std::nullopt);
+}
+
+bj::object card_from_a2a(const bj::object& a2a, const std::string& fallback_id) {
+  auto text = [&](const char* k) {
+    const auto* v = a2a.if_contains(k);
+    return v && v->is_string() ? std::string(v->get_string()) : std::string();
+  };
+  bj::array capabilities, tags, operations_names;
+  if (const auto* skills = a2a.if_contains("skills"); skills && skills->is_array()) {
+    for (const auto& sk : skills->get_array()) {
+      if (!sk.is_object()) continue;
+      if (const auto* id = sk.get_object().if_contains("id"); id && id->is_string())
+        capabilities.push_back(*id);
+      if (const auto* t = sk.get_object().if_contains("tags"); t && t->is_array()) {
+        for (const auto& x : t->get_array()) {
+          if (x.is_string()) tags.push_back(x);
+        }
+      }
+    }
+  }
+  std::string description = text("description");
+  if (const auto* skills = a2a.if_contains("skills"); skills && skills->is_array()) {
+    for (const auto& sk : skills->get_array()) {
+      if (const auto* d = sk.is_object() ? sk.get_object().if_contains("description") : nullptr;
+          d && d->is_string()) {
+        description += " " + std::string(d->get_string());
+      }
+    }
+  }
+  bj::object card{{"id", fallback_id},
+                  {"name", text("name")},
+                  {"description", description},
+                  {"capabilities", std::move(capabilities)},
+                  {"tags", std::move(tags)},
+                  {"protocols", bj::array{"a2a"}},
+                  {"a2a_card", a2a}};
+  if (const auto url = text("url"); !url.empty()) card["endpoint"] = url;
+  if (const auto v = text("version"); !v.empty()) card["version"] = v;
+  if (const auto* p = a2a.if_contains("provider"); p && p->is_object()) {
+    if (const auto* org = p->get_object().if_contains("organization"); org && org->is_string()) {
+      card["provider"] = *org;
+    }
+  }
+  return card;
+}
+
+RegistryService::Registered RegistryService::crawl(const std::string& url, CardFetcher& fetcher) {
+  if (!url.starts_with("http://") && !url.starts_with("https://")) {
+    throw RegistryError(Kind::invalid_input, "url must be an http:// or https:// URL");
+  }
+  const std::string where = url.ends_with(".json")
+                                ? url
+                                : (url.ends_with("/") ? url.substr(0, url.size() - 1) : url) +
+                                      "/.well-known/agent-card.json";
+  std::string text;
+  try {
+    text = fetcher.fetch(where);
+  } catch (const std::exception& e) {
+    throw RegistryError(Kind::unreachable, "cannot fetch " + where + ": " + e.what());
+  }
+  bj::value doc;
+  try {
+    doc = bj::parse(text);
+  } catch (const std::exception& e) {
+    throw RegistryError(Kind::invalid_card, where + " is not JSON: " + e.what());
+  }
+  if (!doc.is_object()) throw RegistryError(Kind::invalid_card, where + " is not a JSON object");
+  auto& o = doc.get_object();
+  // An id derived from where the card lives: host and path, as a slug.
+  std::string derived;
+  for (char c : where.substr(where.find("://") + 3)) {
+    derived += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' ? c : '_';
+  }
+  if (derived.size() > 128) derived.resize(128);
+  const bool a2a = o.contains("skills") || o.contains("protocolVersion") ||
+                   (o.contains("url") && !o.contains("endpoint") && !o.contains("id"));
+  bj::value card = a2a ? bj::value(card_from_a2a(o, derived)) : doc;
+  if (!card.get_object().contains("id")) card.get_object()["id"] = derived;
+  const std::string id(card.at("id").as_string());
+  return put(id, card);
 }
 
 void RegistryService::remove(std::string_view id) {

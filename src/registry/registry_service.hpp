@@ -22,7 +22,7 @@ namespace schemagate::registry {
 
 class RegistryError : public std::runtime_error {
  public:
-  enum class Kind { invalid_input, invalid_card, not_found, conflict };
+  enum class Kind { invalid_input, invalid_card, not_found, conflict, unreachable };
   RegistryError(Kind kind, std::string message, boost::json::value details = nullptr)
       : std::runtime_error(std::move(message)), kind_(kind), details_(std::move(details)) {}
   Kind kind() const { return kind_; }
@@ -32,6 +32,18 @@ class RegistryError : public std::runtime_error {
   Kind kind_;
   boost::json::value details_;
 };
+
+// Fetches an agent card document over the network; the server wires an HTTP client in (the
+// registry never includes http/). Throws std::runtime_error saying what failed.
+class CardFetcher {
+ public:
+  virtual ~CardFetcher() = default;
+  virtual std::string fetch(const std::string& url) = 0;
+};
+
+// An A2A AgentCard (name, url, skills[], provider, ...) as a seed 004 card: skills become
+// capabilities and tags, the A2A URL the endpoint; the id is derived from `fallback_id`.
+boost::json::object card_from_a2a(const boost::json::object& a2a, const std::string& fallback_id);
 
 // Who is asking: decides which private agents are visible.
 struct Caller {
@@ -59,6 +71,9 @@ class RegistryService {
   Registered create(const boost::json::value& card);                    // 409 if the id exists
   Registered put(std::string_view id, const boost::json::value& card);  // create or replace
   void remove(std::string_view id);
+  // POST /agents:crawl: fetches `url` (or its /.well-known/agent-card.json) and registers or
+  // refreshes the card it finds there, seed 004 metadata or an A2A card.
+  Registered crawl(const std::string& url, CardFetcher& fetcher);
   Entry get(std::string_view id, const Caller& caller);  // 404 when missing or not visible
 
   struct Page {

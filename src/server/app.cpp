@@ -11,6 +11,7 @@
 #include "http/client.hpp"
 #include "registry/registry_service.hpp"
 #include "server/http_agent_transport.hpp"
+#include "server/http_card_fetcher.hpp"
 #include "util/clock.hpp"
 #include "util/log.hpp"
 #include "util/metrics.hpp"
@@ -73,7 +74,8 @@ int run(const Config& config, const StartHook& on_start) {
   api::add_ops_routes(router, {*store, metrics, config.json_limits});
   api::add_access_routes(router, auth, config.json_limits);
   api::add_exchange_routes(router, exchange, auth, config.json_limits);
-  api::add_registry_routes(router, registry, auth, config.json_limits);
+  HttpCardFetcher card_fetcher(agent_client);
+  api::add_registry_routes(router, registry, auth, card_fetcher, config.json_limits);
   api::add_gateway_routes(router, gateway, auth, config.json_limits);
 
   http::Server server(router, metrics, config.http);

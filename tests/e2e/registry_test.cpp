@@ -2,6 +2,7 @@
 
 #include "support/http_client.hpp"
 #include "support/server_process.hpp"
+#include "support/test_agent.hpp"
 
 #include <gtest/gtest.h>
 #include <boost/json.hpp>
@@ -229,6 +230,26 @@ TEST_F(RegistryTest, SearchRanksFiltersAndPages) {
   EXPECT_EQ(plain.at("results").at(0).at("metadata").at("id"), "zh-translator");
   EXPECT_EQ(c_->post_json("/agents/search", R"({"top": -1})").status, 400);
   EXPECT_EQ(c_->post_json("/agents/search", R"({"query": 3})").status, 400);
+}
+
+TEST_F(RegistryTest, CrawlsSeedAndA2aCards) {
+  schemagate::testing::Agent site;
+  const auto seed = c_->post_json("/agents:crawl", R"({"url": ")" + site.url("") + R"("})");
+  ASSERT_EQ(seed.status, 201) << seed.body;
+  EXPECT_EQ(body_json(seed).at("id"), "crawled-translator");
+  EXPECT_EQ(c_->post_json("/agents:crawl", R"({"url": ")" + site.url("") + R"("})").status,
+            200);  // refresh
+  const auto a2a = c_->post_json("/agents:crawl", R"({"url": ")" + site.url("/a2a") + R"("})");
+  ASSERT_EQ(a2a.status, 201) << a2a.body;
+  const auto card = body_json(a2a);
+  EXPECT_EQ(card.at("name"), "Weather A2A Agent");
+  EXPECT_EQ(card.at("provider"), "Meteo Co");
+  EXPECT_EQ(card.at("capabilities").at(0), "forecast");
+  EXPECT_EQ(search(R"({"query": "weather forecast for a city"})").at("results").at(0).at("id"),
+            card.at("id"));
+  const auto nowhere = c_->post_json("/agents:crawl", R"({"url": "http://127.0.0.1:1"})");
+  EXPECT_EQ(nowhere.status, 502);
+  EXPECT_EQ(c_->post_json("/agents:crawl", R"({"url": "ftp://x"})").status, 400);
 }
 
 TEST_F(RegistryTest, TheIndexSurvivesARestart) {

@@ -54,6 +54,29 @@ class Agent {
       std::this_thread::sleep_for(500ms);
       return http::Response::json(200, bj::object{{"done", true}});
     });
+    router_.add("GET", "/.well-known/agent-card.json", [this](http::Request&) {
+      return http::Response::json(200,
+                                  bj::object{{"id", "crawled-translator"},
+                                             {"name", "Crawled Translator"},
+                                             {"description", "Translates text, found by crawling."},
+                                             {"capabilities", bj::array{"translation"}},
+                                             {"endpoint", url("/translate")},
+                                             {"inputs", bj::object{{"text", "string"}}}});
+    });
+    router_.add("GET", "/a2a/.well-known/agent-card.json", [this](http::Request&) {
+      return http::Response::json(
+          200, bj::object{{"protocolVersion", "0.3.0"},
+                          {"name", "Weather A2A Agent"},
+                          {"description", "Forecasts the weather."},
+                          {"url", url("/a2a")},
+                          {"version", "2.1.0"},
+                          {"provider", bj::object{{"organization", "Meteo Co"}}},
+                          {"skills",
+                           bj::array{bj::object{{"id", "forecast"},
+                                                {"name", "Forecast"},
+                                                {"description", "Seven-day forecast for a city."},
+                                                {"tags", bj::array{"weather"}}}}}});
+    });
     http::ServerOptions opts;
     opts.port = 0;
     opts.threads = 2;
