@@ -72,10 +72,46 @@ AccessControl::AccessControl(store::Store& store, const util::Clock& clock,
     : store_(store), clock_(clock) {
   if (sodium_init() < 0) throw std::runtime_error("libsodium failed to initialize");
   if (!bootstrap_admin_key.empty()) admin_hash_ = hash_key(bootstrap_admin_key);
+  has_stored_keys_ = !store_.list(kKeys, {"", "", 1}).items.empty();
+  audit_writer_ = std::thread([this] {
+    std::unique_lock lock(audit_mu_);
+    while (!stopping_) {
+      audit_cv_.wait_for(lock, std::chrono::milliseconds(50));
+      if (audit_queue_.empty()) continue;
+      std::vector<bj::value> batch;
+      batch.swap(audit_queue_);
+      lock.unlock();
+      try {
+        store_.append_events(kAudit, batch);
+      } catch (const std::exception&) {
+        // The store reports its own failures; an audit batch is not worth a crash.
+      }
+      lock.lock();
+    }
+  });
+}
+
+AccessControl::~AccessControl() {
+  {
+    std::lock_guard lock(audit_mu_);
+    stopping_ = true;
+  }
+  audit_cv_.notify_all();
+  audit_writer_.join();
+  flush_audit();
+}
+
+void AccessControl::flush_audit() {
+  std::vector<bj::value> batch;
+  {
+    std::lock_guard lock(audit_mu_);
+    batch.swap(audit_queue_);
+  }
+  if (!batch.empty()) store_.append_events(kAudit, batch);
 }
 
 bool AccessControl::open() const {
-  return admin_hash_.empty() && store_.list(kKeys, {"", "", 1}).items.empty();
+  return admin_hash_.empty() && !has_stored_keys_;
 }
 
 std::optional<Principal> AccessControl::authenticate(std::string_view key) const {
@@ -130,15 +166,18 @@ int AccessControl::take_token(const Principal& p) {
 
 void AccessControl::audit(const std::string& client_id, std::string_view action,
                           std::string_view target, int status, double latency_ms) {
-  store_.append_event(kAudit, bj::object{{"at", util::format_rfc3339(clock_.now())},
-                                         {"client_id", client_id},
-                                         {"action", action},
-                                         {"target", target},
-                                         {"status", status},
-                                         {"latency_ms", std::round(latency_ms * 1000) / 1000}});
+  bj::object entry{{"at", util::format_rfc3339(clock_.now())},
+                   {"client_id", client_id},
+                   {"action", action},
+                   {"target", target},
+                   {"status", status},
+                   {"latency_ms", std::round(latency_ms * 1000) / 1000}};
+  std::lock_guard lock(audit_mu_);
+  audit_queue_.push_back(std::move(entry));
 }
 
-bj::array AccessControl::audit_tail(std::size_t limit) const {
+bj::array AccessControl::audit_tail(std::size_t limit) {
+  flush_audit();  // what is queued belongs in the answer
   // The stream is ordered; read it all in pages and keep the tail.
   std::vector<store::Event> events;
   std::int64_t after = 0;

@@ -2,11 +2,14 @@
 
 #include <boost/json/value.hpp>
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace schemagate::store {
@@ -41,6 +44,7 @@ struct Principal {
 class AccessControl {
  public:
   AccessControl(store::Store& store, const util::Clock& clock, std::string bootstrap_admin_key);
+  ~AccessControl();  // writes what the audit queue still holds
 
   bool open() const;
   // nullopt: no such key.
@@ -56,16 +60,25 @@ class AccessControl {
   // Token bucket per client: 0 when the request may go, else the seconds to wait.
   int take_token(const Principal& p);
 
-  // Registrations and invocations: who, what, status, latency; never payload content.
+  // Registrations and invocations: who, what, status, latency; never payload content. Entries
+  // are queued and written in batches (one disk sync per batch, at most ~50 ms later), so that
+  // auditing does not put a disk sync on every request.
   void audit(const std::string& client_id, std::string_view action, std::string_view target,
              int status, double latency_ms);
-  boost::json::array audit_tail(std::size_t limit) const;
+  boost::json::array audit_tail(std::size_t limit);
+  void flush_audit();
 
  private:
   store::Store& store_;
   const util::Clock& clock_;
   std::string admin_hash_;
+  std::atomic<bool> has_stored_keys_{false};
   mutable std::mutex mu_;
+  std::mutex audit_mu_;
+  std::condition_variable audit_cv_;
+  std::vector<boost::json::value> audit_queue_;
+  bool stopping_ = false;
+  std::thread audit_writer_;
   struct Bucket {
     double tokens = 0;
     std::chrono::steady_clock::time_point last;

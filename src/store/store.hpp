@@ -109,6 +109,9 @@ class Store {
   virtual std::vector<Document> commit(const std::vector<Write>& writes) = 0;
 
   virtual std::int64_t append_event(std::string_view stream, const boost::json::value& body) = 0;
+  // Several events in one transaction (one disk sync); returns the last sequence.
+  virtual std::int64_t append_events(std::string_view stream,
+                                     const std::vector<boost::json::value>& bodies) = 0;
   virtual std::vector<Event> read_events(std::string_view stream, std::int64_t after_sequence,
                                          std::size_t limit) = 0;
 

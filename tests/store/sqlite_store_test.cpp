@@ -136,6 +136,19 @@ TEST_F(SqliteStoreTest, EventsAreOrderedPerStream) {
   EXPECT_EQ(after[0].sequence, e3);
 }
 
+TEST_F(SqliteStoreTest, EventBatchesAreAppendedInOrder) {
+  auto s = open();
+  std::vector<boost::json::value> batch;
+  for (int i = 0; i < 50; ++i)
+    batch.push_back(boost::json::object{{"i", i}});
+  const auto last = s->append_events("audit", batch);
+  const auto events = s->read_events("audit", 0, 100);
+  ASSERT_EQ(events.size(), 50u);
+  EXPECT_EQ(events.back().sequence, last);
+  for (int i = 0; i < 50; ++i)
+    EXPECT_EQ(events[static_cast<std::size_t>(i)].body.at("i"), i);
+}
+
 TEST_F(SqliteStoreTest, DataAndMigrationsPersistAcrossReopen) {
   {
     auto s = open();

@@ -193,6 +193,26 @@ class SqliteStore final : public Store {
     return sqlite3_last_insert_rowid(conn_.handle());
   }
 
+  std::int64_t append_events(std::string_view stream,
+                             const std::vector<boost::json::value>& bodies) override {
+    std::lock_guard lock(mu_);
+    const std::int64_t now = clock_.now_unix_ms();
+    conn_.exec("BEGIN IMMEDIATE");
+    try {
+      for (const auto& body : bodies) {
+        const std::string text = boost::json::serialize(body);
+        auto& st = append_->bind(stream, text, now);
+        st.step();
+        st.done();
+      }
+      conn_.exec("COMMIT");
+    } catch (...) {
+      sqlite3_exec(conn_.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
+      throw;
+    }
+    return sqlite3_last_insert_rowid(conn_.handle());
+  }
+
   std::vector<Event> read_events(std::string_view stream, std::int64_t after_sequence,
                                  std::size_t limit) override {
     std::lock_guard lock(mu_);

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Gateway overhead, side by side in one run on loopback: a demo agent called directly, through
+# nginx proxy_pass (Debian nginx), and through schemagate's POST /agents/{id}/invoke (with input
+# and output validation). Load from wrk. Prints requests/s and p50/p99 latency, and
+# schemagate's throughput as a ratio of nginx's.
+# Usage: bash bench/gateway_overhead.sh [SECONDS] [CONNECTIONS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs="${1:-10}"
+conns="${2:-16}"
+for tool in wrk nginx; do
+  command -v "$tool" >/dev/null || { echo "installing $tool" >&2; apt-get install -y -q wrk nginx-light >/dev/null; }
+done
+bin=./build/release/apps/schemagate/schemagate
+[ -x "$bin" ] || cmake --build --preset release --target schemagate
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+
+"$bin" demo --listen 127.0.0.1:0 --db "$work/demo.db" --no-access-log --threads "${SCHEMAGATE_BENCH_THREADS:-0}" 2> "$work/demo.err" &
+for _ in $(seq 100); do grep -q "schemagate listening" "$work/demo.err" && break; sleep 0.1; done
+gateway=$(grep -o 'schemagate listening on http://127.0.0.1:[0-9]*' "$work/demo.err" | grep -o '[0-9]*$')
+agent=$(grep -o 'photo_retouch.*agent at http://127.0.0.1:[0-9]*' "$work/demo.err" | grep -o '[0-9]*$')
+
+curl -sf "http://127.0.0.1:$gateway/agents" -H 'Content-Type: application/json' -d '{
+  "id": "photo", "name": "Photo retouch", "description": "Retouches photos.",
+  "operations": [{"name": "retouch", "endpoint": "http://127.0.0.1:'"$agent"'/execute",
+    "input_schema": {"type": "object", "properties": {"skin_smoothing": {"type": "integer", "minimum": 0, "maximum": 10},
+                     "filter_style": {"enum": ["none", "vintage", "cinematic", "warm", "cool"]}}, "additionalProperties": false},
+    "output_schema": {"type": "object", "required": ["job_id", "status", "applied"]}}]}' >/dev/null
+
+cat > "$work/nginx.conf" <<CONF
+worker_processes 1;
+pid $work/nginx.pid;
+error_log $work/nginx.err;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  upstream agent { server 127.0.0.1:$agent; keepalive 64; }
+  server {
+    listen 127.0.0.1:0;
+    location / { proxy_pass http://agent; proxy_http_version 1.1; proxy_set_header Connection ""; }
+  }
+}
+CONF
+# nginx cannot listen on port 0: pick a free port first.
+nginx_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+sed -i "s/listen 127.0.0.1:0;/listen 127.0.0.1:$nginx_port;/" "$work/nginx.conf"
+nginx -c "$work/nginx.conf" -p "$work" -g 'daemon off;' &
+sleep 0.5
+
+cat > "$work/post.lua" <<'LUA'
+wrk.method = "POST"
+wrk.body = '{"skin_smoothing": 3, "filter_style": "vintage"}'
+wrk.headers["Content-Type"] = "application/json"
+LUA
+
+run() {  # name url -> "name rps p50 p99"
+  local out
+  out=$(wrk -t2 -c"$conns" -d"${secs}s" --latency -s "$work/post.lua" "$2")
+  local rps p50 p99
+  rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
+  p50=$(echo "$out" | awk '$1=="50%" {print $2}')
+  p99=$(echo "$out" | awk '$1=="99%" {print $2}')
+  echo "$1 $rps $p50 $p99"
+}
+direct=$(run direct "http://127.0.0.1:$agent/execute")
+proxied=$(run nginx "http://127.0.0.1:$nginx_port/execute")
+gated=$(run schemagate "http://127.0.0.1:$gateway/agents/photo/invoke")
+
+echo "wrk -t2 -c$conns -d${secs}s, POST of a 50-byte JSON body, 2 cores shared by load and servers"
+printf '%-12s %12s %10s %10s\n' path 'requests/s' p50 p99
+for line in "$direct" "$proxied" "$gated"; do
+  set -- $line
+  printf '%-12s %12s %10s %10s\n' "$1" "$2" "$3" "$4"
+done
+python3 - "$direct" "$proxied" "$gated" <<'PY'
+import sys
+def parse(line):
+    name, rps, p50, p99 = line.split()
+    def us(t):
+        for unit, f in (("us", 1), ("ms", 1000), ("s", 1e6)):
+            if t.endswith(unit): return float(t[:-len(unit)]) * f
+        return float(t)
+    return float(rps), us(p50), us(p99)
+d, n, g = (parse(a) for a in sys.argv[1:4])
+print(f"schemagate throughput / nginx throughput: {g[0] / n[0]:.2f}x")
+print(f"added p50 latency vs direct: schemagate {g[1] - d[1]:.0f} us, nginx {n[1] - d[1]:.0f} us")
+PY
