@@ -63,6 +63,12 @@ CLI::App* add_server_command(CLI::App& app, const std::string& name, const std::
                    "Longest JSON string or key accepted in a body")
       ->envname("SCHEMAGATE_MAX_STRING_BYTES")
       ->capture_default_str();
+  serve
+      ->add_option("--handler-threads", config.http.handler_threads,
+                   "Threads that run request handlers, which may block on the database or on "
+                   "agents (0: run them on the I/O threads)")
+      ->envname("SCHEMAGATE_HANDLER_THREADS")
+      ->capture_default_str();
   serve->add_option("--threads", config.http.threads, "I/O threads (0: one per core)")
       ->envname("SCHEMAGATE_THREADS")
       ->capture_default_str();

@@ -15,6 +15,7 @@
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -89,6 +90,7 @@ struct Server::Impl {
   const Router& router;
   ServerOptions options;
   asio::io_context ioc;
+  std::unique_ptr<asio::thread_pool> handler_pool;
   tcp::acceptor acceptor;
   asio::signal_set signals;
   asio::steady_timer grace_timer;
@@ -308,11 +310,19 @@ struct Server::Impl {
       const std::size_t bytes_in = req.body.size();
 
       const std::string* route = nullptr;
-      Response res =
-          dispatch(req,
-                   qmark == std::string::npos ? std::string_view{}
-                                              : std::string_view(req.target).substr(qmark + 1),
-                   route);
+      const std::string_view query = qmark == std::string::npos
+                                         ? std::string_view{}
+                                         : std::string_view(req.target).substr(qmark + 1);
+      Response res;
+      if (handler_pool) {
+        // Off the I/O thread: the handler may block; this coroutine resumes on its strand.
+        res = co_await asio::co_spawn(
+            handler_pool->get_executor(),
+            [&]() -> asio::awaitable<Response> { co_return dispatch(req, query, route); },
+            asio::use_awaitable);
+      } else {
+        res = dispatch(req, query, route);
+      }
       record(req.method, req.target, route, res, remote, bytes_in, started);
       const bool again = keep_alive && !stopping;
       co_await write(stream, res, again, req.method == "HEAD");

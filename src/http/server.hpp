@@ -27,6 +27,9 @@ struct ServerOptions {
   std::chrono::milliseconds idle_timeout{60'000};  // keep-alive and slow-client limit
   std::chrono::milliseconds shutdown_grace{30'000};
   unsigned threads = 0;  // 0: one per core
+  // Handlers may block (database, calls to agents): with N > 0 they run on a pool of N threads
+  // while the I/O threads keep serving other connections; 0 runs them on the I/O threads.
+  unsigned handler_threads = 0;
   std::optional<TlsFiles> tls;
   bool handle_signals = true;       // SIGINT/SIGTERM start a graceful shutdown
   bool access_log = true;           // one JSON line per request on stdout

@@ -11,6 +11,7 @@ namespace schemagate::server {
 
 // Everything `schemagate serve` can be told, from flags, SCHEMAGATE_* variables or a file.
 struct Config {
+  Config() { http.handler_threads = 16; }  // gateway calls block: keep the I/O threads free
   http::ServerOptions http;
   store::StoreOptions store;
   json::ParseLimits json_limits;
