@@ -48,6 +48,32 @@ http::Response invoke(gateway::GatewayService& service, Auth& auth, const json::
 
 void add_gateway_routes(http::Router& router, gateway::GatewayService& service, Auth& auth,
                         const json::ParseLimits& limits) {
+  // Credentials towards the agent: write-only.
+  router.add("PUT", "/agents/{id}/credentials", [&service, &auth, &limits](http::Request& req) {
+    const auto who = auth.require(req, gateway::Role::publisher);
+    const auto body = read_json_body(req, limits);
+    const auto* headers = body.is_object() ? body.get_object().if_contains("headers") : nullptr;
+    if (!headers || !headers->is_object()) {
+      throw http::Error(400, "InvalidInput",
+                        "the body must be {\"headers\": {\"Name\": \"value\"}}");
+    }
+    std::map<std::string, std::string> h;
+    for (const auto& kv : headers->get_object()) {
+      if (!kv.value().is_string())
+        throw http::Error(400, "InvalidInput", "header values must be strings");
+      h[std::string(kv.key())] = kv.value().get_string();
+    }
+    try {
+      service.set_credentials(req.param("id"), h, Auth::caller(who));
+    } catch (const gateway::GatewayError& e) {
+      throw http::Error(e.status(), e.code(), e.what());
+    }
+    auth.access().audit(who.client_id, "set_credentials", req.param("id"), 204, 0);
+    http::Response r;
+    r.status = 204;
+    return r;
+  });
+
   router.add("POST", "/agents/{id}/invoke", [&service, &auth, &limits](http::Request& req) {
     return invoke(service, auth, limits, req, "");
   });

@@ -3,6 +3,8 @@
 #include <chrono>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace schemagate::exchange {
 
@@ -17,8 +19,10 @@ class AgentTransport {
   };
   virtual ~AgentTransport() = default;
   // POSTs a JSON body. Throws AgentTimeout or AgentUnreachable.
+  // `headers` are extra request headers (credentials the gateway holds for this agent).
   virtual Reply post_json(const std::string& url, const std::string& body,
-                          std::chrono::milliseconds timeout) = 0;
+                          std::chrono::milliseconds timeout,
+                          const std::vector<std::pair<std::string, std::string>>& headers = {}) = 0;
 };
 
 class AgentTimeout : public std::runtime_error {

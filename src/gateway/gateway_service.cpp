@@ -17,6 +17,7 @@ namespace bj = boost::json;
 namespace {
 
 constexpr std::string_view kIdempotency = "idempotency";
+constexpr std::string_view kCredentials = "agent_credentials";  // agent id -> {headers}
 
 bj::array violations_of(const jsonschema::ValidationResult& r) {
   bj::array out;
@@ -176,7 +177,13 @@ bj::value GatewayService::invoke_one(std::string_view agent_id, std::string_view
   const Slot slot(mu_, in_flight_, card.id, limit);
   exchange::AgentTransport::Reply reply;
   try {
-    reply = transport_.post_json(op->endpoint, bj::serialize(input), timeout);
+    std::vector<std::pair<std::string, std::string>> headers;
+    if (const auto creds = store_.get(kCredentials, card.id)) {
+      for (const auto& kv : creds->body.at("headers").as_object()) {
+        headers.emplace_back(std::string(kv.key()), std::string(kv.value().as_string()));
+      }
+    }
+    reply = transport_.post_json(op->endpoint, bj::serialize(input), timeout, headers);
   } catch (const exchange::AgentTimeout& e) {
     throw GatewayError(504, "AgentTimeout",
                        "agent \"" + card.id + "\" did not answer within " +
@@ -208,6 +215,25 @@ bj::value GatewayService::invoke_one(std::string_view agent_id, std::string_view
     }
   }
   return answer;
+}
+
+void GatewayService::set_credentials(std::string_view agent_id,
+                                     const std::map<std::string, std::string>& headers,
+                                     const registry::Caller& caller) {
+  try {
+    registry_.get(agent_id, caller);
+  } catch (const registry::RegistryError& e) {
+    throw GatewayError(404, "NotFound", e.what());
+  }
+  if (headers.empty()) {
+    store_.remove(std::string(kCredentials), std::string(agent_id));
+    return;
+  }
+  bj::object h;
+  for (const auto& [name, value] : headers)
+    h[name] = value;
+  store_.put(std::string(kCredentials), std::string(agent_id),
+             bj::object{{"headers", std::move(h)}});
 }
 
 GatewayService::Outcome GatewayService::invoke(std::string_view agent_id,

@@ -76,6 +76,11 @@ class GatewayService {
   };
   // `body` is the operation's input, or an array of inputs (a batch: 200 with one
   // {"status", "body"} per item). `operation` comes from the path or the body's "operation".
+  // Headers the gateway sends to this agent (its API key, say). Write-only: no endpoint or card
+  // shows them. An empty map removes them. Throws GatewayError 404 for an unknown agent.
+  void set_credentials(std::string_view agent_id, const std::map<std::string, std::string>& headers,
+                       const registry::Caller& caller);
+
   Outcome invoke(std::string_view agent_id, std::string_view operation,
                  const boost::json::value& body, const registry::Caller& caller,
                  std::string_view idempotency_key);

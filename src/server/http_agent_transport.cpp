@@ -2,13 +2,15 @@
 
 namespace schemagate::server {
 
-exchange::AgentTransport::Reply HttpAgentTransport::post_json(const std::string& url,
-                                                              const std::string& body,
-                                                              std::chrono::milliseconds timeout) {
+exchange::AgentTransport::Reply HttpAgentTransport::post_json(
+    const std::string& url, const std::string& body, std::chrono::milliseconds timeout,
+    const std::vector<std::pair<std::string, std::string>>& extra) {
   try {
-    const auto res = client_.request(
-        "POST", url, body, {{"Content-Type", "application/json"}, {"Accept", "application/json"}},
-        timeout);
+    std::vector<http::Header> headers{{"Content-Type", "application/json"},
+                                      {"Accept", "application/json"}};
+    for (const auto& [name, value] : extra)
+      headers.push_back({name, value});
+    const auto res = client_.request("POST", url, body, headers, timeout);
     const auto type = res.header("Content-Type");
     return Reply{res.status, type ? std::string(*type) : std::string(), res.body};
   } catch (const http::ClientError& e) {

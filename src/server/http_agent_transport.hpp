@@ -10,7 +10,8 @@ class HttpAgentTransport final : public exchange::AgentTransport {
  public:
   explicit HttpAgentTransport(http::Client& client) : client_(client) {}
   Reply post_json(const std::string& url, const std::string& body,
-                  std::chrono::milliseconds timeout) override;
+                  std::chrono::milliseconds timeout,
+                  const std::vector<std::pair<std::string, std::string>>& headers) override;
 
  private:
   http::Client& client_;

@@ -131,6 +131,30 @@ TEST_F(GatewayTest, ConcurrencyLimitAnswers503WithRetryAfter) {
   EXPECT_EQ(c_->post_json("/agents/multi/operations/block/invoke", "{}").status, 200);
 }
 
+TEST_F(GatewayTest, CredentialsTowardsAgentsAreSentButNeverShown) {
+  bj::object card{{"id", "secured"},
+                  {"name", "Secured"},
+                  {"description", "Needs its own key."},
+                  {"endpoint", agent_.url("/whoami")},
+                  {"inputs", bj::object{}}};
+  ASSERT_EQ(c_->post_json("/agents", bj::serialize(card)).status, 201);
+  EXPECT_TRUE(
+      body_json(c_->post_json("/agents/secured/invoke", "{}")).at("authorization").is_null());
+  const auto set = c_->request("PUT", "/agents/secured/credentials",
+                               R"({"headers": {"Authorization": "Bearer agent-secret-123"}})",
+                               {{"Content-Type", "application/json"}});
+  EXPECT_EQ(set.status, 204);
+  EXPECT_EQ(body_json(c_->post_json("/agents/secured/invoke", "{}")).at("authorization"),
+            "Bearer agent-secret-123");
+  EXPECT_EQ(c_->get("/agents/secured").body.find("agent-secret"), std::string::npos);
+  EXPECT_EQ(c_->get("/agents?include_metadata=true").body.find("agent-secret"), std::string::npos);
+  EXPECT_EQ(c_->request("GET", "/agents/secured/credentials").status, 405);
+  EXPECT_EQ(c_->request("PUT", "/agents/nobody/credentials", R"({"headers": {}})",
+                        {{"Content-Type", "application/json"}})
+                .status,
+            404);
+}
+
 TEST_F(GatewayTest, BatchesAnswerPerItem) {
   const auto r = c_->post_json("/agents/translator-001/invoke",
                                std::string("[") + kInput + R"(, {"text": 1}, )" + kInput + "]");

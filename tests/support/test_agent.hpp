@@ -77,6 +77,12 @@ class Agent {
                                                 {"description", "Seven-day forecast for a city."},
                                                 {"tags", bj::array{"weather"}}}}}});
     });
+    router_.add("POST", "/whoami", [](http::Request& req) {
+      const auto auth = req.header("Authorization");
+      return http::Response::json(
+          200,
+          bj::object{{"authorization", auth ? bj::value(std::string(*auth)) : bj::value(nullptr)}});
+    });
     http::ServerOptions opts;
     opts.port = 0;
     opts.threads = 2;
