@@ -30,17 +30,11 @@ struct AgentServer::Impl {
   bj::object validated(const bj::value& payload) {
     const auto result = schema->evaluate(payload);
     if (!result.valid) {
-      bj::array violations;
-      for (const auto& e : result.errors) {
-        violations.push_back(bj::object{{"instanceLocation", e.instance_location},
-                                        {"keywordLocation", e.keyword_location},
-                                        {"message", e.error}});
-      }
       throw http::Error(400, "InvalidInput",
                         "the payload does not match " + tmpl.schema_id + ": " +
                             result.errors.front().instance_location + " " +
                             result.errors.front().error,
-                        bj::object{{"violations", std::move(violations)}});
+                        bj::object{{"violations", result.violations()}});
     }
     bj::object completed = payload.get_object();
     for (const auto& k : tmpl.keys) {

@@ -365,19 +365,13 @@ bj::object ExchangeService::submit(std::string_view schema_id, const bj::value& 
   }
   const auto result = compiled(t, cache_key)->evaluate(completed);
   if (!result.valid) {
-    bj::array violations;
-    for (const auto& e : result.errors) {
-      violations.push_back(bj::object{{"instanceLocation", e.instance_location},
-                                      {"keywordLocation", e.keyword_location},
-                                      {"message", e.error}});
-    }
     throw ExchangeError(
         Kind::invalid_payload,
         "the payload does not match " + std::string(schema_id) + ": " +
             result.errors.front().instance_location + " " + result.errors.front().error +
             (result.errors.size() > 1 ? " (" + std::to_string(result.errors.size()) + " violations)"
                                       : ""),
-        bj::object{{"violations", std::move(violations)}});
+        bj::object{{"violations", result.violations()}});
   }
   bj::array applied;
   for (const auto& k : t.keys) {
@@ -426,17 +420,11 @@ bj::object ExchangeService::submit(std::string_view schema_id, const bj::value& 
       const auto check =
           jsonschema::Schema::compile(*located.tmpl.response_schema).evaluate(answer);
       if (!check.valid) {
-        bj::array violations;
-        for (const auto& e : check.errors) {
-          violations.push_back(bj::object{{"instanceLocation", e.instance_location},
-                                          {"keywordLocation", e.keyword_location},
-                                          {"message", e.error}});
-        }
         throw ExchangeError(Kind::invalid_agent_response,
                             "the agent's reply does not match the response_schema: " +
                                 check.errors.front().instance_location + " " +
                                 check.errors.front().error,
-                            bj::object{{"violations", std::move(violations)}});
+                            bj::object{{"violations", check.violations()}});
       }
     }
     out = answer.is_object() ? answer.get_object() : bj::object{{"result", answer}};

@@ -19,16 +19,6 @@ namespace {
 constexpr std::string_view kIdempotency = "idempotency";
 constexpr std::string_view kCredentials = "agent_credentials";  // agent id -> {headers}
 
-bj::array violations_of(const jsonschema::ValidationResult& r) {
-  bj::array out;
-  for (const auto& e : r.errors) {
-    out.push_back(bj::object{{"instanceLocation", e.instance_location},
-                             {"keywordLocation", e.keyword_location},
-                             {"message", e.error}});
-  }
-  return out;
-}
-
 bj::value error_body(const GatewayError& e) {
   bj::object err{{"code", e.code()}, {"message", e.what()}};
   if (!e.details().is_null()) err["details"] = e.details();
@@ -161,7 +151,7 @@ bj::value GatewayService::invoke_one(std::string_view agent_id, std::string_view
                          "the input does not match operation \"" + op->name + "\" of " + card.id +
                              ": " + check.errors.front().instance_location + " " +
                              check.errors.front().error,
-                         bj::object{{"violations", violations_of(check)}});
+                         bj::object{{"violations", check.violations()}});
     }
   }
   unsigned limit = limits_.max_concurrency_per_agent;
@@ -211,7 +201,7 @@ bj::value GatewayService::invoke_one(std::string_view agent_id, std::string_view
                          "the agent's reply does not match the output schema: " +
                              check.errors.front().instance_location + " " +
                              check.errors.front().error,
-                         bj::object{{"violations", violations_of(check)}});
+                         bj::object{{"violations", check.violations()}});
     }
   }
   return answer;

@@ -881,6 +881,16 @@ ValidationResult Schema::evaluate(const bj::value& instance, OutputFormat format
   return result;
 }
 
+bj::array ValidationResult::violations() const {
+  bj::array out;
+  for (const auto& e : errors) {
+    out.push_back(bj::object{{"instanceLocation", e.instance_location},
+                             {"keywordLocation", e.keyword_location},
+                             {"message", e.error}});
+  }
+  return out;
+}
+
 bj::value ValidationResult::to_json(OutputFormat format) const {
   bj::object out{{"valid", valid}};
   if (format == OutputFormat::basic && !valid) {

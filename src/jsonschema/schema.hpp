@@ -69,6 +69,10 @@ struct ValidationResult {
   std::vector<OutputUnit> errors;           // basic format, when invalid
   std::vector<AnnotationUnit> annotations;  // basic format, when valid
 
+  // The errors as the external contract lists validation failures:
+  // [{instanceLocation, keywordLocation, message}].
+  boost::json::array violations() const;
+
   // {"valid": ...} plus "errors" or "annotations", per the 2020-12 output formats.
   boost::json::value to_json(OutputFormat format) const;
 };
