@@ -50,6 +50,13 @@ Principal Auth::require(const http::Request& req, Role role) {
                           std::string(gateway::to_string(p.role)) + "; this needs " +
                           std::string(gateway::to_string(role)));
   }
+  if (const int wait = access_.take_quota(p); wait > 0) {
+    http::Error e(429, "QuotaExceeded",
+                  "client \"" + p.client_id + "\" has used its " +
+                      std::to_string(p.rate.requests_per_day) + " requests for today (UTC)");
+    e.extra_headers.push_back({"Retry-After", std::to_string(wait)});
+    throw e;
+  }
   if (const int wait = access_.take_token(p); wait > 0) {
     http::Error e(429, "RateLimited", "client \"" + p.client_id + "\" is over its rate limit");
     e.extra_headers.push_back({"Retry-After", std::to_string(wait)});
@@ -92,6 +99,9 @@ void add_access_routes(http::Router& router, Auth& auth, const json::ParseLimits
       }
       if (const auto* v = r->get_object().if_contains("burst"); v && v->is_number())
         rate.burst = v->to_number<double>();
+      if (const auto* v = r->get_object().if_contains("requests_per_day"); v && v->is_number()) {
+        rate.requests_per_day = v->to_number<std::uint64_t>();
+      }
     }
     const auto created =
         auth.access().create_key(std::string(client->get_string()), *role, groups, rate);
@@ -105,7 +115,8 @@ void add_access_routes(http::Router& router, Auth& auth, const json::ParseLimits
                         {"role", gateway::to_string(created.principal.role)},
                         {"groups", std::move(gs)},
                         {"rate_limit", bj::object{{"requests_per_second", rate.requests_per_second},
-                                                  {"burst", rate.burst}}}});
+                                                  {"burst", rate.burst},
+                                                  {"requests_per_day", rate.requests_per_day}}}});
   });
   router.add("GET", "/audit", [&auth](http::Request& req) {
     auth.require(req, Role::admin);

@@ -15,8 +15,13 @@ namespace bj = boost::json;
 
 namespace {
 
-constexpr std::string_view kKeys = "api_keys";  // hash -> principal
-constexpr std::string_view kAudit = "audit";    // event stream
+constexpr std::string_view kKeys = "api_keys";      // hash -> principal
+constexpr std::string_view kAudit = "audit";        // event stream
+constexpr std::string_view kUsage = "quota_usage";  // "<client>/<yyyy-mm-dd>" -> {requests}
+
+std::string utc_day(const util::Clock& clock) {
+  return util::format_rfc3339(clock.now()).substr(0, 10);
+}
 
 std::string hex(const unsigned char* data, std::size_t n) {
   static const char* digits = "0123456789abcdef";
@@ -43,7 +48,8 @@ bj::object principal_json(const Principal& p, std::int64_t created_ms) {
                     {"role", to_string(p.role)},
                     {"groups", std::move(groups)},
                     {"rate_limit", bj::object{{"requests_per_second", p.rate.requests_per_second},
-                                              {"burst", p.rate.burst}}},
+                                              {"burst", p.rate.burst},
+                                              {"requests_per_day", p.rate.requests_per_day}}},
                     {"created_at_ms", created_ms}};
 }
 
@@ -77,14 +83,22 @@ AccessControl::AccessControl(store::Store& store, const util::Clock& clock,
     std::unique_lock lock(audit_mu_);
     while (!stopping_) {
       audit_cv_.wait_for(lock, std::chrono::milliseconds(50));
-      if (audit_queue_.empty()) continue;
+      if (audit_queue_.empty() && usage_dirty_.empty()) continue;
       std::vector<bj::value> batch;
       batch.swap(audit_queue_);
+      std::map<std::string, std::uint64_t> usage;
+      usage.swap(usage_dirty_);
       lock.unlock();
       try {
-        store_.append_events(kAudit, batch);
+        if (!batch.empty()) store_.append_events(kAudit, batch);
+        std::vector<store::Write> writes;
+        for (const auto& [key, count] : usage) {
+          writes.push_back(
+              store::Write::put(std::string(kUsage), key, bj::object{{"requests", count}}));
+        }
+        if (!writes.empty()) store_.commit(writes);
       } catch (const std::exception&) {
-        // The store reports its own failures; an audit batch is not worth a crash.
+        // The store reports its own failures; a batch of records is not worth a crash.
       }
       lock.lock();
     }
@@ -103,11 +117,18 @@ AccessControl::~AccessControl() {
 
 void AccessControl::flush_audit() {
   std::vector<bj::value> batch;
+  std::map<std::string, std::uint64_t> usage;
   {
     std::lock_guard lock(audit_mu_);
     batch.swap(audit_queue_);
+    usage.swap(usage_dirty_);
   }
   if (!batch.empty()) store_.append_events(kAudit, batch);
+  std::vector<store::Write> writes;
+  for (const auto& [key, count] : usage) {
+    writes.push_back(store::Write::put(std::string(kUsage), key, bj::object{{"requests", count}}));
+  }
+  if (!writes.empty()) store_.commit(writes);
 }
 
 bool AccessControl::open() const {
@@ -130,6 +151,9 @@ std::optional<Principal> AccessControl::authenticate(std::string_view key) const
     p.groups.emplace_back(g.as_string());
   p.rate.requests_per_second = o.at("rate_limit").at("requests_per_second").to_number<double>();
   p.rate.burst = o.at("rate_limit").at("burst").to_number<double>();
+  if (const auto* q = o.at("rate_limit").as_object().if_contains("requests_per_day")) {
+    p.rate.requests_per_day = q->to_number<std::uint64_t>();
+  }
   return p;
 }
 
@@ -143,6 +167,25 @@ AccessControl::Created AccessControl::create_key(const std::string& client_id, R
   store_.put(std::string(kKeys), hash_key(c.key), principal_json(c.principal, clock_.now_unix_ms()),
              0);
   return c;
+}
+
+int AccessControl::take_quota(const Principal& p) {
+  if (p.rate.requests_per_day == 0) return 0;
+  const std::string key = p.client_id + "/" + utc_day(clock_);
+  std::lock_guard lock(audit_mu_);
+  auto it = usage_.find(key);
+  if (it == usage_.end()) {
+    const auto stored = store_.get(kUsage, key);
+    it = usage_.emplace(key, stored ? stored->body.at("requests").to_number<std::uint64_t>() : 0)
+             .first;
+  }
+  if (it->second >= p.rate.requests_per_day) {
+    const auto now =
+        std::chrono::duration_cast<std::chrono::seconds>(clock_.now().time_since_epoch()).count();
+    return static_cast<int>(86400 - now % 86400);
+  }
+  usage_dirty_[key] = ++it->second;
+  return 0;
 }
 
 int AccessControl::take_token(const Principal& p) {

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -28,6 +29,7 @@ std::optional<Role> role_from(std::string_view s);
 struct RateLimit {
   double requests_per_second = 0;  // 0: unlimited
   double burst = 0;
+  std::uint64_t requests_per_day = 0;  // quota per UTC day; 0: unlimited
 };
 
 // Who a request comes from, once its key is checked.
@@ -59,6 +61,9 @@ class AccessControl {
 
   // Token bucket per client: 0 when the request may go, else the seconds to wait.
   int take_token(const Principal& p);
+  // Daily quota per client: 0 when the request may go, else the seconds until the UTC day
+  // turns. Counts are kept across restarts (written with the audit batches).
+  int take_quota(const Principal& p);
 
   // Registrations and invocations: who, what, status, latency; never payload content. Entries
   // are queued and written in batches (one disk sync per batch, at most ~50 ms later), so that
@@ -84,6 +89,8 @@ class AccessControl {
     std::chrono::steady_clock::time_point last;
   };
   std::map<std::string, Bucket> buckets_;
+  std::map<std::string, std::uint64_t> usage_;        // "<client>/<yyyy-mm-dd>" -> requests
+  std::map<std::string, std::uint64_t> usage_dirty_;  // to write with the next batch
 };
 
 }  // namespace schemagate::gateway

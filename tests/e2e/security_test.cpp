@@ -6,7 +6,9 @@
 #include "util/files.hpp"
 
 #include <gtest/gtest.h>
+
 #include <boost/json.hpp>
+#include <csignal>
 
 namespace bj = boost::json;
 using schemagate::testing::Agent;
@@ -127,6 +129,28 @@ TEST_F(SecurityTest, InvocationNeedsAKeyAndIsRateLimited) {
   EXPECT_EQ(third.status, 429);
   EXPECT_EQ(error_code(third), "RateLimited");
   EXPECT_FALSE(third.header("retry-after").empty());
+}
+
+TEST_F(SecurityTest, DailyQuotasHoldAcrossRestarts) {
+  const auto publisher = key_for("acme", "publisher");
+  ASSERT_EQ(as(publisher, "POST", "/agents", card("bot", agent_.url("/translate"))).status, 201);
+  const auto quota = key_for("trial", "client", R"(,"rate_limit":{"requests_per_day":2})");
+  EXPECT_EQ(as(quota, "POST", "/agents/bot/invoke", R"({"text":"a"})").status, 200);
+  EXPECT_EQ(as(quota, "POST", "/agents/bot/invoke", R"({"text":"b"})").status, 200);
+  const auto over = as(quota, "POST", "/agents/bot/invoke", R"({"text":"c"})");
+  EXPECT_EQ(over.status, 429);
+  EXPECT_EQ(error_code(over), "QuotaExceeded");
+  const int retry = std::stoi(over.header("retry-after"));
+  EXPECT_GT(retry, 0);
+  EXPECT_LE(retry, 86400);
+  // The count is kept: a restart does not hand out a fresh day.
+  server_->process->signal(SIGTERM);
+  ASSERT_EQ(server_->process->wait(std::chrono::seconds(20)), 0);
+  server_ = std::make_unique<Server>(
+      dir_, std::vector<std::string>{},
+      std::map<std::string, std::string>{{"SCHEMAGATE_ADMIN_KEY", kAdmin}});
+  c_ = std::make_unique<HttpClient>("127.0.0.1", server_->port);
+  EXPECT_EQ(as(quota, "POST", "/agents/bot/invoke", R"({"text":"d"})").status, 429);
 }
 
 TEST_F(SecurityTest, TheAuditLogRecordsWhoDidWhatButNoPayload) {
