@@ -5,6 +5,7 @@
 #include "jsonschema/schema.hpp"
 #include "store/store.hpp"
 #include "util/clock.hpp"
+#include "util/hash.hpp"
 #include "versioning/semver.hpp"
 
 #include <boost/json/serialize.hpp>
@@ -31,10 +32,7 @@ std::string template_key(std::string_view scenario, std::string_view version) {
 
 // FNV-1a over the canonical form: equal content, equal tag, whatever the member order.
 std::string etag_of(const bj::value& v) {
-  const std::string canonical = json::canonicalize(v);
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : canonical)
-    h = (h ^ c) * 0x100000001b3ull;
+  const std::uint64_t h = util::fnv1a64(json::canonicalize(v));
   char buf[24];
   std::snprintf(buf, sizeof buf, "\"%016llx\"", static_cast<unsigned long long>(h));
   return buf;

@@ -7,6 +7,7 @@
 #include "registry/registry_service.hpp"
 #include "store/store.hpp"
 #include "util/clock.hpp"
+#include "util/hash.hpp"
 
 #include <boost/json/serialize.hpp>
 
@@ -23,13 +24,6 @@ bj::value error_body(const GatewayError& e) {
   bj::object err{{"code", e.code()}, {"message", e.what()}};
   if (!e.details().is_null()) err["details"] = e.details();
   return bj::object{{"error", std::move(err)}};
-}
-
-std::uint64_t fnv(std::string_view s) {
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : s)
-    h = (h ^ c) * 0x100000001b3ull;
-  return h;
 }
 
 // Holds one of an agent's concurrency slots for the length of a call.
@@ -239,7 +233,7 @@ GatewayService::Outcome GatewayService::invoke(std::string_view agent_id,
     }
     idem_key = caller.client_id + "|" + std::string(agent_id) + "|" + std::string(operation) + "|" +
                std::string(idempotency_key);
-    body_hash = std::to_string(fnv(json::canonicalize(body)));
+    body_hash = std::to_string(util::fnv1a64(json::canonicalize(body)));
     if (const auto prior = store_.get(kIdempotency, idem_key)) {
       const auto& p = prior->body.as_object();
       if (p.at("expires_at_ms").as_int64() > clock_.now_unix_ms()) {
