@@ -293,11 +293,9 @@ Template ExchangeService::effective(const Template& base, const std::vector<bj::
   Template t = base;
   for (const auto& p : patches) {
     for (const auto& k : p.at("new_keys").as_array()) {
-      auto parsed = parse_template(
-          bj::object{{"schema_id", "x"}, {"scenario", base.scenario}, {"keys", bj::array{k}}},
-          base.scenario, "1.0.0");
-      if (auto* tmpl = std::get_if<Template>(&parsed)) {
-        KeyDefinition key = tmpl->keys.front();
+      auto parsed = parse_key_definition(k);
+      if (auto* parsed_key = std::get_if<KeyDefinition>(&parsed)) {
+        KeyDefinition key = std::move(*parsed_key);
         key.required = false;  // a patch never makes old payloads invalid
         key.experimental = true;
         if (!t.key(key.name)) t.keys.insert(t.keys.end() - 1, std::move(key));
@@ -467,19 +465,15 @@ bj::object ExchangeService::post_patch(std::string_view scenario, const bj::valu
     } else {
       for (std::size_t i = 0; i < nk->get_array().size(); ++i) {
         const auto& k = nk->get_array()[i];
-        auto parsed = parse_template(
-            bj::object{{"schema_id", "x"}, {"scenario", scenario}, {"keys", bj::array{k}}},
-            scenario, "1.0.0");
+        auto parsed = parse_key_definition(k);
         const std::string path = "/new_keys/" + std::to_string(i);
         if (auto* errs = std::get_if<std::vector<TemplateProblem>>(&parsed)) {
           for (const auto& e : *errs) {
-            problems.push_back(
-                bj::object{{"path", path + e.path.substr(std::min<std::size_t>(e.path.size(), 7))},
-                           {"message", e.message}});
+            problems.push_back(bj::object{{"path", path + e.path}, {"message", e.message}});
           }
           continue;
         }
-        const auto& key = std::get<Template>(parsed).keys.front();
+        const auto& key = std::get<KeyDefinition>(parsed);
         if (base.tmpl.key(key.name)) {
           problems.push_back(bj::object{
               {"path", path + "/key_name"},

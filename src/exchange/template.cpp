@@ -415,4 +415,12 @@ std::variant<Template, std::vector<TemplateProblem>> parse_template(const bj::va
   return t;
 }
 
+std::variant<KeyDefinition, std::vector<TemplateProblem>> parse_key_definition(
+    const bj::value& key) {
+  TemplateReader r;
+  auto k = r.key(key, "");
+  if (!r.problems.empty() || !k) return r.problems;
+  return std::move(*k);
+}
+
 }  // namespace schemagate::exchange

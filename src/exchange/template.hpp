@@ -62,6 +62,11 @@ std::variant<Template, std::vector<TemplateProblem>> parse_template(const boost:
                                                                     std::string_view scenario,
                                                                     std::string_view version);
 
+// One key definition on its own (a patch's new key), checked as a template's keys are; problem
+// paths are relative to the key.
+std::variant<KeyDefinition, std::vector<TemplateProblem>> parse_key_definition(
+    const boost::json::value& key);
+
 // Best description for a language preference among the tags of `description` (or the string
 // itself).
 std::string pick_description(const boost::json::value& description, std::string_view preferred,
