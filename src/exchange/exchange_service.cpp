@@ -147,7 +147,7 @@ bj::array ExchangeService::list_scenarios() {
     const auto page = store_.list(kScenarios, {"", after, 200});
     for (const auto& d : page.items) {
       const auto latest = latest_version(d.key);
-      const auto t = load_template(d.key, latest).tmpl;
+      const auto& t = load_template(d.key, latest)->tmpl;
       out.push_back(bj::object{{"scenario", d.key},
                                {"latest_version", latest},
                                {"schema_id", t.schema_id},
@@ -179,9 +179,14 @@ std::string ExchangeService::latest_version(std::string_view scenario) {
   return best_text;
 }
 
-ExchangeService::Located ExchangeService::load_template(std::string_view scenario,
-                                                        std::string_view version) {
-  const auto doc = store_.get(kTemplates, template_key(scenario, version));
+std::shared_ptr<const ExchangeService::Located> ExchangeService::load_template(
+    std::string_view scenario, std::string_view version) {
+  const std::string key = template_key(scenario, version);
+  {
+    std::lock_guard lock(cache_mu_);
+    if (const auto it = templates_.find(key); it != templates_.end()) return it->second;
+  }
+  const auto doc = store_.get(kTemplates, key);
   if (!doc) {
     throw ExchangeError(Kind::not_found, "scenario \"" + std::string(scenario) +
                                              "\" has no version " + std::string(version));
@@ -191,10 +196,20 @@ ExchangeService::Located ExchangeService::load_template(std::string_view scenari
     throw std::runtime_error("stored template " + doc->key +
                              " no longer parses: " + problems->front().message);
   }
-  return {std::move(std::get<Template>(parsed)), std::string(scenario), std::string(version)};
+  auto located = std::make_shared<Located>();
+  located->tmpl = std::move(std::get<Template>(parsed));
+  located->scenario = scenario;
+  located->version = version;
+  if (located->tmpl.response_schema) {
+    located->response_check = std::make_shared<jsonschema::Schema>(
+        jsonschema::Schema::compile(*located->tmpl.response_schema));
+  }
+  std::lock_guard lock(cache_mu_);
+  return templates_.try_emplace(key, std::move(located)).first->second;
 }
 
-ExchangeService::Located ExchangeService::find_schema_id(std::string_view schema_id) {
+std::shared_ptr<const ExchangeService::Located> ExchangeService::find_schema_id(
+    std::string_view schema_id) {
   const auto owner = store_.get(kSchemaIds, schema_id);
   if (!owner) {
     throw ExchangeError(Kind::not_found,
@@ -212,13 +227,13 @@ ExchangeService::Negotiated ExchangeService::negotiate(std::string_view scenario
   const auto located = load_template(scenario, v);
   std::string language;
   Negotiated n;
-  n.body = located.tmpl.negotiated(preferred_language, language);
+  n.body = located->tmpl.negotiated(preferred_language, language);
   n.etag = etag_of(n.body);
   return n;
 }
 
 bj::object ExchangeService::json_schema(std::string_view scenario, std::string_view version) {
-  return load_template(scenario, version).tmpl.json_schema();
+  return load_template(scenario, version)->tmpl.json_schema();
 }
 
 std::string ExchangeService::sanitize_other(std::string_view text) const {
@@ -331,10 +346,10 @@ std::shared_ptr<const jsonschema::Schema> ExchangeService::compiled(const Templa
 bj::object ExchangeService::submit(std::string_view schema_id, const bj::value& payload,
                                    std::string_view client_id, std::string_view expected_scenario) {
   if (schema_id.empty()) throw ExchangeError(Kind::invalid_input, "schema_id is required");
-  const Located located = find_schema_id(schema_id);
-  if (!expected_scenario.empty() && located.scenario != expected_scenario) {
+  const auto located = find_schema_id(schema_id);
+  if (!expected_scenario.empty() && located->scenario != expected_scenario) {
     throw ExchangeError(Kind::invalid_input, "schema_id \"" + std::string(schema_id) +
-                                                 "\" belongs to scenario " + located.scenario +
+                                                 "\" belongs to scenario " + located->scenario +
                                                  ", not " + std::string(expected_scenario));
   }
   if (!payload.is_object()) {
@@ -344,11 +359,13 @@ bj::object ExchangeService::submit(std::string_view schema_id, const bj::value& 
                                                        {"keywordLocation", "/type"},
                                                        {"message", "expected object"}}}}});
   }
-  const auto patches = active_patches(located.scenario, schema_id, client_id);
+  const auto patches = active_patches(located->scenario, schema_id, client_id);
   std::string cache_key = std::string(schema_id);
   for (const auto& p : patches)
     cache_key += "|" + std::string(p.at("patch_id").as_string());
-  const Template t = patches.empty() ? located.tmpl : effective(located.tmpl, patches);
+  std::optional<Template> patched;
+  if (!patches.empty()) patched = effective(located->tmpl, patches);
+  const Template& t = patched ? *patched : located->tmpl;
 
   bj::object completed = payload.get_object();
   std::string other;
@@ -377,7 +394,7 @@ bj::object ExchangeService::submit(std::string_view schema_id, const bj::value& 
     }
   }
   if (!other.empty()) {
-    store_.append_event("other/" + located.scenario,
+    store_.append_event("other/" + located->scenario,
                         bj::object{{"schema_id", schema_id},
                                    {"client_id", client_id},
                                    {"text", other},
@@ -385,7 +402,7 @@ bj::object ExchangeService::submit(std::string_view schema_id, const bj::value& 
   }
 
   bj::object out;
-  const std::string endpoint = endpoint_of(located.scenario);
+  const std::string endpoint = endpoint_of(located->scenario);
   if (endpoint.empty()) {
     out = bj::object{{"status", "accepted"}, {"schema_id", schema_id}, {"payload", completed}};
   } else {
@@ -393,16 +410,17 @@ bj::object ExchangeService::submit(std::string_view schema_id, const bj::value& 
     try {
       reply = transport_.post_json(endpoint, bj::serialize(completed), limits_.agent_timeout);
     } catch (const AgentTimeout& e) {
-      throw ExchangeError(Kind::agent_timeout, "the " + located.scenario + " agent at " + endpoint +
+      throw ExchangeError(Kind::agent_timeout, "the " + located->scenario + " agent at " +
+                                                   endpoint +
                                                    " did not answer in time: " + e.what());
     } catch (const AgentUnreachable& e) {
-      throw ExchangeError(Kind::agent_unreachable, "the " + located.scenario + " agent at " +
+      throw ExchangeError(Kind::agent_unreachable, "the " + located->scenario + " agent at " +
                                                        endpoint + " is unreachable: " + e.what());
     }
     if (reply.status < 200 || reply.status > 299) {
       throw ExchangeError(
           Kind::agent_error,
-          "the " + located.scenario + " agent answered HTTP " + std::to_string(reply.status),
+          "the " + located->scenario + " agent answered HTTP " + std::to_string(reply.status),
           bj::object{{"agent_status", reply.status}});
     }
     bj::value answer;
@@ -412,9 +430,8 @@ bj::object ExchangeService::submit(std::string_view schema_id, const bj::value& 
       throw ExchangeError(Kind::invalid_agent_response,
                           std::string("the agent's reply is not JSON: ") + e.what());
     }
-    if (located.tmpl.response_schema) {
-      const auto check =
-          jsonschema::Schema::compile(*located.tmpl.response_schema).evaluate(answer);
+    if (located->response_check) {
+      const auto check = located->response_check->evaluate(answer);
       if (!check.valid) {
         throw ExchangeError(Kind::invalid_agent_response,
                             "the agent's reply does not match the response_schema: " +
@@ -450,11 +467,11 @@ bj::object ExchangeService::post_patch(std::string_view scenario, const bj::valu
   if (!parent || !parent->is_string()) {
     throw ExchangeError(Kind::invalid_input, "parent_schema_id is required");
   }
-  const Located base = find_schema_id(parent->get_string());
-  if (base.scenario != scenario) {
+  const auto base = find_schema_id(parent->get_string());
+  if (base->scenario != scenario) {
     throw ExchangeError(Kind::invalid_input, "parent_schema_id \"" +
                                                  std::string(parent->get_string()) +
-                                                 "\" belongs to scenario " + base.scenario);
+                                                 "\" belongs to scenario " + base->scenario);
   }
   bj::array problems;
   bj::array new_keys, modified_keys;
@@ -474,10 +491,10 @@ bj::object ExchangeService::post_patch(std::string_view scenario, const bj::valu
           continue;
         }
         const auto& key = std::get<KeyDefinition>(parsed);
-        if (base.tmpl.key(key.name)) {
+        if (base->tmpl.key(key.name)) {
           problems.push_back(bj::object{
               {"path", path + "/key_name"},
-              {"message", "key \"" + key.name + "\" already exists in " + base.tmpl.schema_id +
+              {"message", "key \"" + key.name + "\" already exists in " + base->tmpl.schema_id +
                               "; refine it through modified_keys instead (§6.2.2)"}});
           continue;
         }
@@ -497,7 +514,7 @@ bj::object ExchangeService::post_patch(std::string_view scenario, const bj::valu
         const std::string path = "/modified_keys/" + std::to_string(i);
         const auto& m = mk->get_array()[i];
         const auto* name = m.is_object() ? m.get_object().if_contains("key_name") : nullptr;
-        if (!name || !name->is_string() || !base.tmpl.key(name->get_string())) {
+        if (!name || !name->is_string() || !base->tmpl.key(name->get_string())) {
           problems.push_back(bj::object{{"path", path + "/key_name"},
                                         {"message", "modified_keys must name an existing key"}});
           continue;

@@ -105,12 +105,14 @@ class ExchangeService {
   std::string sanitize_other(std::string_view text) const;
 
  private:
+  // A published version, parsed once: versions are immutable, so the cache never goes stale.
   struct Located {
     Template tmpl;
     std::string scenario, version;
+    std::shared_ptr<const jsonschema::Schema> response_check;  // null without response_schema
   };
-  Located load_template(std::string_view scenario, std::string_view version);
-  Located find_schema_id(std::string_view schema_id);
+  std::shared_ptr<const Located> load_template(std::string_view scenario, std::string_view version);
+  std::shared_ptr<const Located> find_schema_id(std::string_view schema_id);
   std::string latest_version(std::string_view scenario);
   std::vector<boost::json::object> active_patches(std::string_view scenario,
                                                   std::string_view schema_id,
@@ -125,6 +127,7 @@ class ExchangeService {
   ExchangeLimits limits_;
   std::mutex cache_mu_;
   std::map<std::string, std::shared_ptr<const jsonschema::Schema>> cache_;
+  std::map<std::string, std::shared_ptr<const Located>> templates_;  // "<scenario>/<version>"
 };
 
 }  // namespace schemagate::exchange
