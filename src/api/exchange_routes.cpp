@@ -18,38 +18,31 @@ struct UnknownMethod : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-struct ErrorMapping {
-  int status;
-  const char* code;
-  int rpc_code;
-};
-
-ErrorMapping mapping(Kind kind) {
+// JSON-RPC codes per kind; HTTP status and contract code come from exchange::contract_of.
+int rpc_code(Kind kind) {
   switch (kind) {
     case Kind::invalid_input:
-      return {400, "InvalidInput", -32602};
     case Kind::invalid_payload:
-      return {400, "InvalidInput", -32602};
-    case Kind::not_found:
-      return {404, "NotFound", -32004};
-    case Kind::conflict:
-      return {409, "Conflict", -32009};
     case Kind::invalid_template:
-      return {422, "SchemaError", -32602};
+      return -32602;
+    case Kind::not_found:
+      return -32004;
+    case Kind::conflict:
+      return -32009;
     case Kind::agent_unreachable:
-      return {502, "AgentUnreachable", -32052};
+      return -32052;
     case Kind::agent_timeout:
-      return {504, "AgentTimeout", -32054};
+      return -32054;
     case Kind::agent_error:
-      return {502, "AgentError", -32050};
+      return -32050;
     case Kind::invalid_agent_response:
-      return {502, "InvalidAgentResponse", -32051};
+      return -32051;
   }
-  return {500, "Internal", -32603};
+  return -32603;
 }
 
 http::Error to_http(const ExchangeError& e) {
-  const auto m = mapping(e.kind());
+  const auto m = exchange::contract_of(e.kind());
   return http::Error(m.status, m.code, e.what(),
                      e.details().is_null() ? std::nullopt : std::optional<bj::value>(e.details()));
 }
@@ -153,10 +146,9 @@ bj::value handle_rpc(exchange::ExchangeService& service, const bj::value& reques
     return bj::object{{"jsonrpc", "2.0"}, {"result", std::move(result)}, {"id", id}};
   } catch (const ExchangeError& e) {
     if (notification) return nullptr;
-    const auto m = mapping(e.kind());
-    bj::object data{{"code", m.code}};
+    bj::object data{{"code", exchange::contract_of(e.kind()).code}};
     if (!e.details().is_null()) data["details"] = e.details();
-    return rpc_error(m.rpc_code, e.what(), id, std::move(data));
+    return rpc_error(rpc_code(e.kind()), e.what(), id, std::move(data));
   } catch (const UnknownMethod&) {
     if (notification) return nullptr;
     return rpc_error(-32601,

@@ -54,6 +54,29 @@ bool scenario_name_ok(std::string_view s) {
 
 }  // namespace
 
+ErrorContract contract_of(ExchangeError::Kind kind) {
+  switch (kind) {
+    case Kind::invalid_input:
+    case Kind::invalid_payload:
+      return {400, "InvalidInput"};
+    case Kind::not_found:
+      return {404, "NotFound"};
+    case Kind::conflict:
+      return {409, "Conflict"};
+    case Kind::invalid_template:
+      return {422, "SchemaError"};
+    case Kind::agent_unreachable:
+      return {502, "AgentUnreachable"};
+    case Kind::agent_timeout:
+      return {504, "AgentTimeout"};
+    case Kind::agent_error:
+      return {502, "AgentError"};
+    case Kind::invalid_agent_response:
+      return {502, "InvalidAgentResponse"};
+  }
+  return {500, "Internal"};
+}
+
 ExchangeService::ExchangeService(store::Store& store, const util::Clock& clock,
                                  AgentTransport& transport, ExchangeLimits limits)
     : store_(store), clock_(clock), transport_(transport), limits_(limits) {}

@@ -49,6 +49,14 @@ class ExchangeError : public std::runtime_error {
   boost::json::value details_;
 };
 
+// The external contract's HTTP status and error code for each kind (DESIGN.md), shared by every
+// adapter that reports an ExchangeError.
+struct ErrorContract {
+  int status;
+  const char* code;
+};
+ErrorContract contract_of(ExchangeError::Kind kind);
+
 struct ExchangeLimits {
   std::size_t max_other_chars = 2000;  // `other` is cut to this many characters
   std::chrono::seconds default_patch_lifetime{std::chrono::hours(24 * 30)};

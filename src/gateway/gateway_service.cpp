@@ -121,19 +121,8 @@ bj::value GatewayService::invoke_one(std::string_view agent_id, std::string_view
       const auto n = exchange_.negotiate(op->scenario, "", std::nullopt);
       return exchange_.submit(n.body.at("schema_id").as_string(), input, caller.client_id);
     } catch (const exchange::ExchangeError& e) {
-      using K = exchange::ExchangeError::Kind;
-      const int status = e.kind() == K::not_found       ? 404
-                         : e.kind() == K::agent_timeout ? 504
-                         : (e.kind() == K::agent_unreachable || e.kind() == K::agent_error ||
-                            e.kind() == K::invalid_agent_response)
-                             ? 502
-                             : 400;
-      const char* code = e.kind() == K::invalid_agent_response ? "InvalidAgentResponse"
-                         : status == 504                       ? "AgentTimeout"
-                         : status == 502                       ? "AgentError"
-                         : status == 404                       ? "NotFound"
-                                                               : "InvalidInput";
-      throw GatewayError(status, code, e.what(), e.details());
+      const auto c = exchange::contract_of(e.kind());
+      throw GatewayError(c.status, c.code, e.what(), e.details());
     }
   }
 
