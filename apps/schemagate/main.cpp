@@ -92,6 +92,31 @@ CLI::App* add_server_command(CLI::App& app, const std::string& name, const std::
                    "Longest `other` text kept from a payload (the rest is cut)")
       ->envname("SCHEMAGATE_MAX_OTHER_CHARS")
       ->capture_default_str();
+  serve
+      ->add_option("--embedder", config.search.embedder,
+                   "How search embeds text: word-vectors (built in, offline), http (an "
+                   "OpenAI-compatible /v1/embeddings server) or none (lexical ranking only)")
+      ->envname("SCHEMAGATE_EMBEDDER")
+      ->capture_default_str();
+  serve
+      ->add_option("--word-vectors", config.search.word_vectors,
+                   "The .sgwv file of the word-vectors embedder (default: the one "
+                   "scripts/install-deps.sh builds in data/word-vectors/)")
+      ->envname("SCHEMAGATE_WORD_VECTORS");
+  serve
+      ->add_option("--embedding-url", config.search.embedding_url,
+                   "Base URL of the http embedder, e.g. http://127.0.0.1:8000 (the API key comes "
+                   "from SCHEMAGATE_EMBEDDING_API_KEY)")
+      ->envname("SCHEMAGATE_EMBEDDING_URL");
+  serve
+      ->add_option("--embedding-model", config.search.embedding_model, "Model of the http embedder")
+      ->envname("SCHEMAGATE_EMBEDDING_MODEL");
+  serve
+      ->add_option("--exact-vector-search-below", config.search.exact_vector_search_below,
+                   "Vector search scans every agent below this many, and uses an HNSW graph "
+                   "from there on")
+      ->envname("SCHEMAGATE_EXACT_VECTOR_SEARCH_BELOW")
+      ->capture_default_str();
   serve->add_option("--log-level", config.log_level, "trace, debug, info, warn, error or off")
       ->envname("SCHEMAGATE_LOG_LEVEL")
       ->capture_default_str();
@@ -239,6 +264,9 @@ int main(int argc, char** argv) {
     }
     if (!tls_cert.empty()) config.http.tls = schemagate::http::TlsFiles{tls_cert, tls_key};
     if (const char* key = std::getenv("SCHEMAGATE_ADMIN_KEY")) config.admin_key = key;
+    if (const char* key = std::getenv("SCHEMAGATE_EMBEDDING_API_KEY")) {
+      config.search.embedding_api_key = key;
+    }
     if (command == "serve") return schemagate::server::run(config);
     return schemagate::cli::run_demo(config);
   }

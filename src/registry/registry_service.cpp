@@ -1,13 +1,18 @@
 #include "registry/registry_service.hpp"
 
+#include <spdlog/spdlog.h>
+#include "embed/embedder.hpp"
 #include "store/store.hpp"
 #include "util/clock.hpp"
+#include "util/hash.hpp"
+#include "util/text.hpp"
 
 #include <algorithm>
 #include <boost/json/parse.hpp>
 
 #include <cctype>
 #include <chrono>
+#include <cstring>
 
 namespace schemagate::registry {
 
@@ -17,6 +22,37 @@ using Kind = RegistryError::Kind;
 namespace {
 
 constexpr std::string_view kAgents = "agents";
+constexpr std::string_view kVectors = "agent_vectors";
+
+std::string text_hash(const AgentCard& card) {
+  return std::to_string(util::fnv1a64(embedding_text(card)));
+}
+
+bj::object vector_document(const std::string& model, const AgentCard& card,
+                           const embed::Vector& v) {
+  return bj::object{
+      {"model", model},
+      {"text_hash", text_hash(card)},
+      {"vector", util::encode_base64(std::string_view(reinterpret_cast<const char*>(v.data()),
+                                                      v.size() * sizeof(float)))}};
+}
+
+// The stored vector when it was computed by `model` from the card's current text, else empty.
+embed::Vector stored_vector(const bj::value& body, const std::string& model,
+                            const AgentCard& card) {
+  const auto* o = body.if_object();
+  if (!o) return {};
+  const auto* m = o->if_contains("model");
+  const auto* h = o->if_contains("text_hash");
+  const auto* v = o->if_contains("vector");
+  if (!m || !h || !v || !m->is_string() || !h->is_string() || !v->is_string()) return {};
+  if (m->get_string() != model.c_str() || h->get_string() != text_hash(card).c_str()) return {};
+  std::string bytes;
+  if (!util::decode_base64(v->get_string(), bytes) || bytes.size() % sizeof(float) != 0) return {};
+  embed::Vector out(bytes.size() / sizeof(float));
+  std::memcpy(out.data(), bytes.data(), bytes.size());
+  return out;
+}
 
 std::string encode_cursor(std::string_view id) {
   static const char* hex = "0123456789abcdef";
@@ -74,19 +110,92 @@ bool Caller::may_see(const AgentCard& card) const {
 }
 
 RegistryService::RegistryService(store::Store& store, const util::Clock& clock)
-    : store_(store), clock_(clock) {
+    : RegistryService(store, clock, Options{}) {}
+
+RegistryService::RegistryService(store::Store& store, const util::Clock& clock, Options options)
+    : store_(store),
+      clock_(clock),
+      embedder_(options.embedder),
+      index_(options.exact_vector_search_below) {
+  const std::string model = embedder_ ? embedder_->model() : std::string();
+  // Cards whose stored vector is missing or stale, embedded in batches after the scan.
+  std::vector<AgentCard> pending;
+  std::size_t reused = 0;
+  auto flush = [&] {
+    if (pending.empty()) return;
+    std::vector<std::string> texts;
+    for (const auto& c : pending)
+      texts.push_back(embedding_text(c));
+    std::vector<embed::Vector> vectors;
+    try {
+      vectors = embedder_->embed(texts);
+    } catch (const std::exception& e) {
+      spdlog::warn("{}", std::string("registry: cannot embed agents at start, they are searched "
+                                     "lexically until re-registered: ") +
+                             e.what());
+      vectors.assign(pending.size(), {});
+    }
+    std::vector<store::Write> writes;
+    for (std::size_t i = 0; i < pending.size(); ++i) {
+      index_.upsert(pending[i], {}, vectors[i]);
+      if (!vectors[i].empty()) {
+        writes.push_back(store::Write::put(std::string(kVectors), pending[i].id,
+                                           vector_document(model, pending[i], vectors[i])));
+      }
+    }
+    if (!writes.empty()) store_.commit(writes);
+    pending.clear();
+  };
   std::string after;
   for (;;) {
     const auto page = store_.list(kAgents, {"", after, 500});
     for (const auto& d : page.items) {
       auto parsed = parse_agent_card(d.body);
-      if (auto* card = std::get_if<AgentCard>(&parsed)) {
-        index_.upsert(*card);
-        meta_[card->id] = {d.revision, d.updated_at_ms};
+      auto* card = std::get_if<AgentCard>(&parsed);
+      if (!card) continue;
+      meta_[card->id] = {d.revision, d.updated_at_ms};
+      embed::Vector v;
+      if (embedder_) {
+        if (const auto doc = store_.get(kVectors, card->id))
+          v = stored_vector(doc->body, model, *card);
+        if (v.empty()) {
+          pending.push_back(std::move(*card));
+          if (pending.size() == 256) flush();
+          continue;
+        }
+        ++reused;
       }
+      index_.upsert(*card, {}, v);
     }
     if (!page.next_after_key) break;
     after = *page.next_after_key;
+  }
+  flush();
+  if (embedder_ && index_.size() > 0) {
+    spdlog::info("{}", "registry: " + std::to_string(index_.size()) + " agents indexed, " +
+                           std::to_string(reused) + " stored " + model + " vectors reused");
+  }
+}
+
+embed::Vector RegistryService::embed_card(const AgentCard& card) const {
+  if (!embedder_) return {};
+  try {
+    return embedder_->embed({embedding_text(card)}).at(0);
+  } catch (const std::exception& e) {
+    // The card is still registered and found lexically; the next start embeds it again.
+    spdlog::warn("{}", "registry: cannot embed agent \"" + card.id + "\": " + e.what());
+    return {};
+  }
+}
+
+embed::Vector RegistryService::embed_query(const std::string& query) const {
+  if (!embedder_ || query.empty()) return {};
+  try {
+    return embedder_->embed({query}).at(0);
+  } catch (const std::exception& e) {
+    spdlog::warn(
+        "{}", std::string("registry: cannot embed a search query, ranking lexically: ") + e.what());
+    return {};
   }
 }
 
@@ -103,16 +212,24 @@ RegistryService::Registered RegistryService::store_card(const bj::value& body,
   if (!card.raw.contains("last_update")) {
     card.raw["last_update"] = util::format_rfc3339(clock_.now());
   }
+  // Embedding may be a network call: it happens before the index is locked.
+  const embed::Vector vector = embed_card(card);
+  std::vector<store::Write> writes{
+      store::Write::put(std::string(kAgents), card.id, card.raw, expected)};
+  writes.push_back(vector.empty()
+                       ? store::Write::remove(std::string(kVectors), card.id)
+                       : store::Write::put(std::string(kVectors), card.id,
+                                           vector_document(embedder_->model(), card, vector)));
   std::unique_lock lock(mu_);
   store::Document doc;
   try {
-    doc = store_.put(std::string(kAgents), card.id, card.raw, expected);
+    doc = store_.commit(writes).front();
   } catch (const store::ConflictError&) {
     throw RegistryError(
         Kind::conflict,
         "agent \"" + card.id + "\" is already registered; PUT /agents/" + card.id + " replaces it");
   }
-  index_.upsert(card);
+  index_.upsert(card, {}, vector);
   meta_[card.id] = {doc.revision, doc.updated_at_ms};
   return Registered{Entry{std::move(card), doc.revision, doc.updated_at_ms}, doc.revision == 1};
 }
@@ -216,7 +333,10 @@ RegistryService::Registered RegistryService::crawl(const std::string& url, CardF
 
 void RegistryService::remove(std::string_view id) {
   std::unique_lock lock(mu_);
-  if (!store_.remove(std::string(kAgents), std::string(id))) {
+  const auto removed =
+      store_.commit({store::Write::remove(std::string(kAgents), std::string(id)),
+                     store::Write::remove(std::string(kVectors), std::string(id))});
+  if (removed.front().revision == 0) {
     throw RegistryError(Kind::not_found, "no agent \"" + std::string(id) + "\"");
   }
   index_.remove(id);
@@ -250,10 +370,11 @@ RegistryService::Page RegistryService::list(const Filters& filters, std::string_
 
 bj::object RegistryService::search(const SearchRequest& r, const Caller& caller) {
   const auto start = std::chrono::steady_clock::now();
+  const embed::Vector query_vector = r.ranked ? embed_query(r.query) : embed::Vector{};
   std::shared_lock lock(mu_);
   const auto result =
-      index_.search(r.query, r.filters, std::min<std::size_t>(r.top, 1000), r.skip, r.ranked,
-                    [&](const AgentCard& c) { return caller.may_see(c); });
+      index_.search(r.query, query_vector, r.filters, std::min<std::size_t>(r.top, 1000), r.skip,
+                    r.ranked, [&](const AgentCard& c) { return caller.may_see(c); });
   bj::array results;
   for (const auto& h : result.hits) {
     bj::object item{

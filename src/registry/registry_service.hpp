@@ -11,6 +11,9 @@
 #include <stdexcept>
 #include <string>
 
+namespace schemagate::embed {
+class Embedder;
+}
 namespace schemagate::store {
 class Store;
 }
@@ -54,10 +57,18 @@ struct Caller {
 };
 
 // Seed 004 §4-5: agent cards in the Store, mirrored in a search index that is rebuilt at start
-// and updated with every registration, so the two never disagree.
+// and updated with every registration, so the two never disagree. With an embedder, each card's
+// embedding is stored beside it in the same atomic write (collection "agent_vectors", tagged with
+// the model and a hash of the embedded text) and reused at start; a vector of another model or
+// of older text is recomputed then.
 class RegistryService {
  public:
+  struct Options {
+    embed::Embedder* embedder = nullptr;  // null: lexical search only
+    std::size_t exact_vector_search_below = 10000;
+  };
   RegistryService(store::Store& store, const util::Clock& clock);
+  RegistryService(store::Store& store, const util::Clock& clock, Options options);
 
   struct Entry {
     AgentCard card;
@@ -100,9 +111,12 @@ class RegistryService {
  private:
   Registered store_card(const boost::json::value& body, std::optional<std::int64_t> expected);
   Entry entry_from(const AgentCard& card);
+  embed::Vector embed_card(const AgentCard& card) const;
+  embed::Vector embed_query(const std::string& query) const;
 
   store::Store& store_;
   const util::Clock& clock_;
+  embed::Embedder* embedder_;
   mutable std::shared_mutex mu_;  // the index: many searches, few registrations
   SearchIndex index_;
   std::unordered_map<std::string, std::pair<std::int64_t, std::int64_t>>

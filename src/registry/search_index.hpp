@@ -1,5 +1,6 @@
 #pragma once
 
+#include "embed/embedder.hpp"
 #include "registry/agent_card.hpp"
 
 #include <cstdint>
@@ -27,15 +28,23 @@ struct Filters {
 // "paper").
 std::vector<std::string> tokenize(std::string_view text);
 
-// In-memory BM25F index over the cards: name, capabilities and tags weigh more than the
-// description; operation and template-key descriptions count too.
+// The text of a card that its embedding is computed from: name, capabilities, tags,
+// description and operations.
+std::string embedding_text(const AgentCard& card, const std::vector<std::string>& extra = {});
+
+// In-memory hybrid index over the cards. Lexical: BM25F where name, capabilities and tags weigh
+// more than the description, and operation and template-key descriptions count too. Dense: the
+// cards' embeddings (VectorIndex). A ranked search fuses both (see search()).
 class SearchIndex {
  public:
-  SearchIndex();
+  // Vector search is exact below `exact_vector_search_below` vectors, HNSW above.
+  explicit SearchIndex(std::size_t exact_vector_search_below = 10000);
   ~SearchIndex();
 
-  // `extra` holds further searchable text (template key descriptions of the agent's scenarios).
-  void upsert(const AgentCard& card, const std::vector<std::string>& extra = {});
+  // `extra` holds further searchable text (template key descriptions of the agent's scenarios);
+  // `vector` the card's embedding (empty: lexical only).
+  void upsert(const AgentCard& card, const std::vector<std::string>& extra = {},
+              const embed::Vector& vector = {});
   void remove(std::string_view id);
   const AgentCard* find(std::string_view id) const;
   std::size_t size() const;
@@ -50,8 +59,10 @@ class SearchIndex {
     std::size_t count = 0;  // all matches
   };
   // ranked=false lists matches by name. An empty query matches every visible, filtered card.
-  Result search(std::string_view query, const Filters& filters, std::size_t top, std::size_t skip,
-                bool ranked, const Visible& visible) const;
+  // With a `query_vector`, a ranked search scores the union of the lexical matches and the
+  // nearest cards by embedding as a convex combination of both signals, each scaled to [0, 1].
+  Result search(std::string_view query, const embed::Vector& query_vector, const Filters& filters,
+                std::size_t top, std::size_t skip, bool ranked, const Visible& visible) const;
   // Cards in id order, strictly after `after_id`.
   std::vector<const AgentCard*> list(const Filters& filters, std::string_view after_id,
                                      std::size_t limit, const Visible& visible, bool& more) const;

@@ -5,6 +5,7 @@
 #include "api/gateway_routes.hpp"
 #include "api/ops.hpp"
 #include "api/registry_routes.hpp"
+#include "embed/word_vectors.hpp"
 #include "exchange/exchange_service.hpp"
 #include "gateway/access.hpp"
 #include "gateway/gateway_service.hpp"
@@ -12,6 +13,7 @@
 #include "registry/registry_service.hpp"
 #include "server/http_agent_transport.hpp"
 #include "server/http_card_fetcher.hpp"
+#include "server/http_embedder.hpp"
 #include "util/clock.hpp"
 #include "util/log.hpp"
 #include "util/metrics.hpp"
@@ -19,6 +21,43 @@
 #include <spdlog/spdlog.h>
 
 namespace schemagate::server {
+
+namespace {
+
+// The embedder the configuration names, or null for lexical search. Throws std::runtime_error
+// for a configuration that cannot work.
+std::unique_ptr<embed::Embedder> make_embedder(const SearchConfig& config, http::Client& client) {
+  if (config.embedder == "none") return nullptr;
+  if (config.embedder == "http") {
+    if (config.embedding_url.empty() || config.embedding_model.empty()) {
+      throw std::runtime_error("--embedder http needs --embedding-url and --embedding-model");
+    }
+    return std::make_unique<HttpEmbedder>(
+        client, HttpEmbedder::Options{config.embedding_url, config.embedding_model,
+                                      config.embedding_api_key});
+  }
+  if (config.embedder != "word-vectors") {
+    throw std::runtime_error("--embedder must be word-vectors, http or none, not \"" +
+                             config.embedder + "\"");
+  }
+  if (config.word_vectors.empty()) {
+    // The default file is built by scripts/install-deps.sh; without it search still works,
+    // lexically, and says so.
+    const std::string path = SCHEMAGATE_DEFAULT_WORD_VECTORS;
+    try {
+      return embed::WordVectorEmbedder::load(path);
+    } catch (const embed::EmbedError& e) {
+      spdlog::warn(
+          "search: {}; ranking is lexical only (run scripts/install-deps.sh or pass "
+          "--word-vectors)",
+          e.what());
+      return nullptr;
+    }
+  }
+  return embed::WordVectorEmbedder::load(config.word_vectors);
+}
+
+}  // namespace
 
 int run(const Config& config, const StartHook& on_start) {
   util::configure_logging(config.log_level);
@@ -39,7 +78,17 @@ int run(const Config& config, const StartHook& on_start) {
   http::Client agent_client;
   HttpAgentTransport transport(agent_client);
   exchange::ExchangeService exchange(*store, clock, transport, config.exchange);
-  registry::RegistryService registry(*store, clock);
+  http::Client embedding_client;
+  std::unique_ptr<embed::Embedder> embedder;
+  try {
+    embedder = make_embedder(config.search, embedding_client);
+  } catch (const std::exception& e) {
+    spdlog::critical("search: {}", e.what());
+    return 1;
+  }
+  if (embedder) spdlog::info("search: hybrid ranking with {} embeddings", embedder->model());
+  registry::RegistryService registry(*store, clock,
+                                     {embedder.get(), config.search.exact_vector_search_below});
   spdlog::info("registry: {} agents indexed", registry.size());
   gateway::GatewayLimits gateway_limits;
   gateway_limits.agent_timeout = config.exchange.agent_timeout;

@@ -9,6 +9,17 @@
 
 namespace schemagate::server {
 
+// How search embeds text (seed 004 §5.3).
+struct SearchConfig {
+  // "word-vectors" (built in, offline), "http" (an OpenAI-compatible server) or "none".
+  std::string embedder = "word-vectors";
+  std::string word_vectors;  // empty: the file scripts/install-deps.sh builds
+  std::string embedding_url;
+  std::string embedding_model;
+  std::string embedding_api_key;  // from SCHEMAGATE_EMBEDDING_API_KEY only
+  std::size_t exact_vector_search_below = 10000;
+};
+
 // Everything `schemagate serve` can be told, from flags, SCHEMAGATE_* variables or a file.
 struct Config {
   Config() { http.handler_threads = 16; }  // gateway calls block: keep the I/O threads free
@@ -16,6 +27,7 @@ struct Config {
   store::StoreOptions store;
   json::ParseLimits json_limits;
   exchange::ExchangeLimits exchange;
+  SearchConfig search;
   std::string log_level = "info";
   std::string admin_key;  // from SCHEMAGATE_ADMIN_KEY only: keys do not belong in argv
 };

@@ -1,0 +1,90 @@
+#include "util/text.hpp"
+
+#include <array>
+#include <cctype>
+
+namespace schemagate::util {
+
+std::vector<std::string> split_words(std::string_view text) {
+  std::vector<std::string> out;
+  std::string cur;
+  auto flush = [&] {
+    if (!cur.empty()) out.push_back(std::move(cur));
+    cur.clear();
+  };
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x80 || std::isalnum(c)) {
+      if (!cur.empty() && std::isupper(c) && std::islower(static_cast<unsigned char>(text[i - 1])))
+        flush();
+      cur += c >= 0x80 ? static_cast<char>(c) : static_cast<char>(std::tolower(c));
+    } else {
+      flush();
+    }
+  }
+  flush();
+  return out;
+}
+
+namespace {
+constexpr std::string_view kAlphabet =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+}
+
+std::string encode_base64(std::string_view bytes) {
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  std::size_t i = 0;
+  for (; i + 3 <= bytes.size(); i += 3) {
+    const auto n = (static_cast<unsigned char>(bytes[i]) << 16) |
+                   (static_cast<unsigned char>(bytes[i + 1]) << 8) |
+                   static_cast<unsigned char>(bytes[i + 2]);
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+    out += kAlphabet[(n >> 6) & 63];
+    out += kAlphabet[n & 63];
+  }
+  if (const auto rest = bytes.size() - i; rest > 0) {
+    auto n = static_cast<unsigned char>(bytes[i]) << 16;
+    if (rest == 2) n |= static_cast<unsigned char>(bytes[i + 1]) << 8;
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+    out += rest == 2 ? kAlphabet[(n >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+bool decode_base64(std::string_view text, std::string& bytes) {
+  static const auto table = [] {
+    std::array<int, 256> t{};
+    t.fill(-1);
+    for (std::size_t i = 0; i < kAlphabet.size(); ++i)
+      t[static_cast<unsigned char>(kAlphabet[i])] = static_cast<int>(i);
+    return t;
+  }();
+  bytes.clear();
+  if (text.size() % 4 != 0) return false;
+  for (std::size_t i = 0; i < text.size(); i += 4) {
+    int v[4];
+    int pad = 0;
+    for (int k = 0; k < 4; ++k) {
+      const char c = text[i + static_cast<std::size_t>(k)];
+      if (c == '=' && i + 4 == text.size() && k >= 2) {
+        v[k] = 0;
+        ++pad;
+        continue;
+      }
+      if (pad > 0) return false;  // data after padding
+      v[k] = table[static_cast<unsigned char>(c)];
+      if (v[k] < 0) return false;
+    }
+    const auto n = (v[0] << 18) | (v[1] << 12) | (v[2] << 6) | v[3];
+    bytes += static_cast<char>((n >> 16) & 255);
+    if (pad < 2) bytes += static_cast<char>((n >> 8) & 255);
+    if (pad < 1) bytes += static_cast<char>(n & 255);
+  }
+  return true;
+}
+
+}  // namespace schemagate::util

@@ -1,0 +1,19 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace schemagate::util {
+
+// The words of a text, lower-cased: runs of ASCII letters and digits (bytes >= 0x80 stay inside
+// words), with a camelCase boundary starting a new word ("getWeather" -> "get", "weather").
+// Search and the word-vector embedder read text through this one splitter.
+std::vector<std::string> split_words(std::string_view text);
+
+// RFC 4648 base64 (with padding). decode_base64 returns false on any character outside the
+// alphabet or a bad length.
+std::string encode_base64(std::string_view bytes);
+bool decode_base64(std::string_view text, std::string& bytes);
+
+}  // namespace schemagate::util
