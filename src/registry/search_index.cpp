@@ -76,7 +76,7 @@ constexpr double kK1 = 1.2;
 // measured on MetaTool and ToolLens (0.35 .. 0.6 within 1.5 nDCG points on both); the pool size
 // made no difference from 30 to 300.
 constexpr double kLexicalShare = 0.5;
-constexpr std::size_t kDensePool = 64;
+constexpr std::size_t kDensePool = 32;
 // A card that shares no word with the query needs at least this cosine to be a result at all, so
 // that a query about nothing in the registry finds nothing (0.3 costs 0.1 nDCG on MetaTool).
 constexpr float kDenseOnlyFloor = 0.3f;
@@ -162,33 +162,59 @@ struct SearchIndex::Impl {
 
 // Hybrid ranking. Candidates: every lexical match plus the nearest cards by embedding. Each
 // signal is scaled by its best value among the candidates, so the two are comparable whatever
-// the corpus, and mixed convexly.
+// the corpus, and mixed convexly. A lexical match outside the nearest cards has a similarity of
+// at most the last neighbour's: when even that bound cannot lift it onto the requested page, its
+// similarity is not computed and it is ranked by its lexical part alone (it is still counted).
 void SearchIndex::Impl::fuse(const embed::Vector& query_vector, const std::vector<float>& lexical,
                              std::vector<std::uint32_t> candidates,
                              const std::function<bool(std::uint32_t)>& admit, std::size_t wanted,
                              std::vector<SearchIndex::Hit>& hits) const {
-  const auto neighbours = vectors.nearest(query_vector, std::max(kDensePool, wanted), admit);
-  std::unordered_map<std::uint32_t, float> similarity;
-  for (const auto& n : neighbours)
-    similarity.emplace(n.slot, n.similarity);
-  for (const auto& n : neighbours) {
-    if (lexical[n.slot] == 0.0f && n.similarity >= kDenseOnlyFloor) candidates.push_back(n.slot);
-  }
+  const std::size_t pool = std::max(kDensePool, wanted);
+  const auto neighbours = vectors.nearest(query_vector, pool, admit);
   float best_lexical = 0.0f;
-  float best_sim = -1.0f;
-  std::vector<float> sims(candidates.size());
-  for (std::size_t i = 0; i < candidates.size(); ++i) {
-    const auto slot = candidates[i];
+  for (const auto slot : candidates)
     best_lexical = std::max(best_lexical, lexical[slot]);
-    const auto it = similarity.find(slot);
-    sims[i] = it != similarity.end() ? it->second : vectors.similarity(slot, query_vector);
-    best_sim = std::max(best_sim, sims[i]);
+  const float best_sim = neighbours.empty() ? 1.0f : std::max(neighbours.front().similarity, 1e-6f);
+  // Fewer neighbours than asked for means every card with a vector was seen.
+  const float sim_bound =
+      neighbours.size() < pool ? 0.0f : std::max(0.0f, neighbours.back().similarity);
+  auto fused = [&](float lex, float sim) {
+    const double l = best_lexical > 0 ? lex / best_lexical : 0.0;
+    const double d = std::min(1.0f, std::max(0.0f, sim) / best_sim);
+    return kLexicalShare * l + (1.0 - kLexicalShare) * d;
+  };
+  // The page's lowest score so far (a min-heap of the best `wanted`).
+  std::vector<double> page;
+  auto offer = [&](double score) {
+    if (page.size() < wanted) {
+      page.push_back(score);
+      std::push_heap(page.begin(), page.end(), std::greater<>());
+    } else if (score > page.front()) {
+      std::pop_heap(page.begin(), page.end(), std::greater<>());
+      page.back() = score;
+      std::push_heap(page.begin(), page.end(), std::greater<>());
+    }
+  };
+  for (const auto& n : neighbours) {
+    const float lex = lexical[n.slot];
+    if (lex == 0.0f && n.similarity < kDenseOnlyFloor) continue;
+    const double score = fused(lex, n.similarity);
+    offer(score);
+    hits.push_back({&docs[n.slot].card, score});
   }
-  for (std::size_t i = 0; i < candidates.size(); ++i) {
-    const auto slot = candidates[i];
-    const double lex = best_lexical > 0 ? lexical[slot] / best_lexical : 0.0;
-    const double dense = std::max(0.0f, sims[i]) / std::max(best_sim, 1e-6f);
-    hits.push_back({&docs[slot].card, kLexicalShare * lex + (1.0 - kLexicalShare) * dense});
+  std::unordered_set<std::uint32_t> seen;
+  for (const auto& n : neighbours)
+    seen.insert(n.slot);
+  for (const auto slot : candidates) {
+    if (seen.count(slot)) continue;
+    const float lex = lexical[slot];
+    const double bound = fused(lex, sim_bound);
+    double score = fused(lex, 0.0f);
+    if (page.size() < wanted || bound > page.front()) {
+      score = fused(lex, vectors.similarity(slot, query_vector));
+      offer(score);
+    }
+    hits.push_back({&docs[slot].card, score});
   }
 }
 

@@ -9,10 +9,10 @@
 namespace schemagate::registry {
 
 namespace {
-// hnswlib parameters: 16 links per node and a 200-wide construction beam give ~0.99 recall@10
-// on 100-d text vectors; the search beam grows with k.
+// hnswlib parameters: 16 links per node and a 100-wide construction beam; the search beam is
+// at least 64 and grows with k.
 constexpr std::size_t kLinks = 16;
-constexpr std::size_t kConstructionEf = 200;
+constexpr std::size_t kConstructionEf = 100;
 constexpr std::size_t kMinSearchEf = 64;
 }  // namespace
 
@@ -99,7 +99,7 @@ std::vector<VectorIndex::Neighbour> VectorIndex::nearest(
     const std::function<bool(std::uint32_t)>& accept) const {
   if (k == 0 || live_ == 0 || query.size() != dims_) return {};
   if (!graph_) return exact(query, k, accept);
-  const std::size_t fetch = std::min(live_, k * 4);
+  const std::size_t fetch = std::min(live_, k * 2);
   // setEf mutates the graph; searches run under a shared lock, so the beam is fixed at the
   // widest any search needs instead of per call.
   auto pq = graph_->hnsw.searchKnn(query.data(), fetch);

@@ -60,6 +60,13 @@ class RegistryTest : public ::testing::Test {
     server_ = std::make_unique<Server>(dir_);
     c_ = std::make_unique<HttpClient>("127.0.0.1", server_->port);
   }
+  // Stops the server (SIGTERM) and starts another on the same database.
+  void restart(std::vector<std::string> args = {}, std::map<std::string, std::string> env = {}) {
+    server_->process->signal(SIGTERM);
+    server_->process->wait(20s);
+    server_ = std::make_unique<Server>(dir_, std::move(args), std::move(env));
+    c_ = std::make_unique<HttpClient>("127.0.0.1", server_->port);
+  }
   HttpResponse add(const bj::value& card) { return c_->post_json("/agents", bj::serialize(card)); }
   bj::value search(const std::string& body) {
     return body_json(c_->post_json("/agents/search", body));
@@ -230,6 +237,94 @@ TEST_F(RegistryTest, SearchRanksFiltersAndPages) {
   EXPECT_EQ(plain.at("results").at(0).at("metadata").at("id"), "zh-translator");
   EXPECT_EQ(c_->post_json("/agents/search", R"({"top": -1})").status, 400);
   EXPECT_EQ(c_->post_json("/agents/search", R"({"query": 3})").status, 400);
+}
+
+TEST_F(RegistryTest, SearchUnderstandsQueriesThatShareNoWordWithTheCard) {
+  populate();
+  ASSERT_EQ(
+      add(agent("meteo", "Meteo", "Seven-day weather forecasts for any city.", {"weather"})).status,
+      201);
+  // Offline word vectors: nothing to configure, no network.
+  const auto rain = search(R"({"query": "will it rain tomorrow"})");
+  ASSERT_GE(rain.at("count").as_int64(), 1) << rain;
+  EXPECT_EQ(rain.at("results").at(0).at("id"), "meteo");
+  EXPECT_EQ(search(R"({"query": "shorten a lengthy report"})").at("results").at(0).at("id"),
+            "doc-summarizer");
+  // Filters stay exact for agents found by meaning, and unrelated agents are no answer.
+  EXPECT_EQ(
+      search(R"({"query": "will it rain tomorrow", "filters": {"language": "zh-CN"}})").at("count"),
+      0);
+  // The vectors are stored with the cards: a restart reuses them instead of embedding again,
+  // and finds the same agents.
+  restart();
+  EXPECT_NE(server_->process->stderr_text().find("6 stored glove-100d-sif1 vectors reused"),
+            std::string::npos)
+      << server_->process->stderr_text();
+  EXPECT_EQ(search(R"({"query": "will it rain tomorrow"})").at("results").at(0).at("id"), "meteo");
+  // A deleted agent leaves both indexes.
+  EXPECT_EQ(c_->request("DELETE", "/agents/meteo").status, 204);
+  const auto after = search(R"({"query": "will it rain tomorrow"})");
+  for (const auto& r : after.at("results").as_array())
+    EXPECT_NE(r.at("id"), "meteo");
+}
+
+TEST_F(RegistryTest, LexicalOnlyWhenTheEmbedderIsTurnedOff) {
+  restart({"--embedder", "none"});
+  ASSERT_EQ(
+      add(agent("meteo", "Meteo", "Seven-day weather forecasts for any city.", {"weather"})).status,
+      201);
+  EXPECT_EQ(search(R"({"query": "will it rain tomorrow"})").at("count"), 0);
+  EXPECT_EQ(search(R"({"query": "weather forecast"})").at("results").at(0).at("id"), "meteo");
+  // Switched back on, the server embeds the agents registered meanwhile.
+  restart();
+  EXPECT_NE(server_->process->stderr_text().find("0 stored glove-100d-sif1 vectors reused"),
+            std::string::npos);
+  EXPECT_EQ(search(R"({"query": "will it rain tomorrow"})").at("results").at(0).at("id"), "meteo");
+  // Bad embedder settings stop the server with a message.
+  const auto other_db = (dir_ / "other.db").string();
+  const auto bad =
+      schemagate::testing::run_command({SCHEMAGATE_BINARY, "serve", "--listen", "127.0.0.1:0",
+                                        "--db", other_db, "--embedder", "magic"});
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("--embedder must be word-vectors, http or none"), std::string::npos)
+      << bad.err;
+  const auto missing = schemagate::testing::run_command(
+      {SCHEMAGATE_BINARY, "serve", "--listen", "127.0.0.1:0", "--db", other_db, "--word-vectors",
+       (dir_ / "nope.sgwv").string()});
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_NE(missing.err.find("nope.sgwv"), std::string::npos) << missing.err;
+}
+
+TEST_F(RegistryTest, HttpEmbedderSpeaksTheOpenAiEmbeddingsApi) {
+  schemagate::testing::Agent embeddings;  // a scripted stand-in for a paid API
+  restart({"--embedder", "http", "--embedding-url", embeddings.url(""), "--embedding-model",
+           "test-embed-1"},
+          {{"SCHEMAGATE_EMBEDDING_API_KEY", "sk-test-secret"}});
+  ASSERT_EQ(add(agent("meteo", "Meteo", "Seven-day weather forecasts.", {"weather"})).status, 201);
+  ASSERT_EQ(add(agent("payer", "Payer", "Settles invoices through the bank.", {"payments"})).status,
+            201);
+  ASSERT_EQ(add(agent("cars", "Wheels", "Car rental at airports.", {"rental"})).status, 201);
+  // "umbrella" and "automobile" appear in no card: the remote model links them.
+  EXPECT_EQ(search(R"({"query": "do I need an umbrella"})").at("results").at(0).at("id"), "meteo");
+  EXPECT_EQ(search(R"({"query": "automobile"})").at("results").at(0).at("id"), "cars");
+  const auto calls = embeddings.embedding_calls();
+  ASSERT_GE(calls.size(), 5u);
+  for (const auto& call : calls) {
+    EXPECT_EQ(call.at("authorization"), "Bearer sk-test-secret");
+    EXPECT_EQ(call.at("model"), "test-embed-1");
+  }
+  EXPECT_EQ(server_->process->stderr_text().find("sk-test-secret"), std::string::npos);
+}
+
+TEST_F(RegistryTest, AnUnreachableEmbedderDegradesSearchToLexical) {
+  restart(
+      {"--embedder", "http", "--embedding-url", "http://127.0.0.1:9", "--embedding-model", "gone"});
+  // Registration does not depend on the embedding server...
+  ASSERT_EQ(add(agent("meteo", "Meteo", "Seven-day weather forecasts.", {"weather"})).status, 201);
+  // ...and search still answers, by words.
+  const auto r = search(R"({"query": "weather"})");
+  EXPECT_EQ(r.at("results").at(0).at("id"), "meteo");
+  EXPECT_NE(server_->process->stderr_text().find("cannot embed"), std::string::npos);
 }
 
 TEST_F(RegistryTest, CrawlsSeedAndA2aCards) {

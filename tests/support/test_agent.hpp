@@ -77,6 +77,40 @@ class Agent {
                                                 {"description", "Seven-day forecast for a city."},
                                                 {"tags", bj::array{"weather"}}}}}});
     });
+    // A scripted stand-in for a paid embeddings API (OpenAI's /v1/embeddings shape): one
+    // dimension per topic, set by the topic's words, so tests know which texts are close.
+    router_.add("POST", "/v1/embeddings", [this](http::Request& req) {
+      const auto in = bj::parse(req.body);
+      {
+        std::lock_guard lock(mu_);
+        const auto auth = req.header("Authorization");
+        embedding_calls_.push_back(
+            bj::object{{"authorization", auth ? std::string(*auth) : std::string()},
+                       {"model", in.at("model")},
+                       {"inputs", in.at("input").as_array().size()}});
+      }
+      static const std::vector<std::vector<std::string>> topics = {
+          {"rain", "weather", "forecast", "umbrella", "sunny"},
+          {"money", "invoice", "payment", "pay", "bank"},
+          {"car", "vehicle", "rental", "drive", "automobile"}};
+      bj::array data;
+      std::int64_t index = 0;
+      for (const auto& text : in.at("input").as_array()) {
+        std::string t(text.as_string());
+        for (auto& ch : t)
+          ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        bj::array v;
+        for (const auto& words : topics) {
+          double hits = 0;
+          for (const auto& w : words)
+            hits += t.find(w) != std::string::npos ? 1 : 0;
+          v.push_back(hits);
+        }
+        v.push_back(0.1);  // never all zero
+        data.push_back(bj::object{{"object", "embedding"}, {"index", index++}, {"embedding", v}});
+      }
+      return http::Response::json(200, bj::object{{"object", "list"}, {"data", data}});
+    });
     router_.add("POST", "/whoami", [](http::Request& req) {
       const auto auth = req.header("Authorization");
       return http::Response::json(
@@ -100,6 +134,10 @@ class Agent {
   std::string url(const std::string& path) const {
     return "http://127.0.0.1:" + std::to_string(port_) + path;
   }
+  std::vector<bj::value> embedding_calls() {
+    std::lock_guard lock(mu_);
+    return embedding_calls_;
+  }
   std::vector<bj::value> received() {
     std::lock_guard lock(mu_);
     return received_;
@@ -117,6 +155,7 @@ class Agent {
   std::thread thread_;
   std::mutex mu_;
   std::vector<bj::value> received_;
+  std::vector<bj::value> embedding_calls_;
 };
 
 }  // namespace schemagate::testing

@@ -1,0 +1,227 @@
+// The embedders, the vector index and the hybrid ranking, without a socket.
+
+#include "embed/word_vectors.hpp"
+#include "registry/search_index.hpp"
+#include "registry/vector_index.hpp"
+#include "util/text.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+
+namespace {
+
+using namespace schemagate;
+
+const std::string kWordVectors = SCHEMAGATE_SOURCE_DIR "/data/word-vectors/glove-100d.sgwv";
+
+float dot(const embed::Vector& a, const embed::Vector& b) {
+  float s = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    s += a[i] * b[i];
+  return s;
+}
+
+TEST(Text, SplitsWordsAtPunctuationAndCamelCase) {
+  EXPECT_EQ(util::split_words("getWeatherForecast, for PARIS-2026!"),
+            (std::vector<std::string>{"get", "weather", "forecast", "for", "paris", "2026"}));
+  EXPECT_TRUE(util::split_words(" ,;- ").empty());
+}
+
+TEST(Text, Base64RoundTripsEveryLengthAndRejectsGarbage) {
+  std::mt19937 rng(7);
+  for (std::size_t n = 0; n < 40; ++n) {
+    std::string bytes(n, '\0');
+    for (auto& c : bytes)
+      c = static_cast<char>(rng());
+    std::string back;
+    const auto text = util::encode_base64(bytes);
+    EXPECT_EQ(text.size() % 4, 0u);
+    ASSERT_TRUE(util::decode_base64(text, back));
+    EXPECT_EQ(back, bytes);
+  }
+  EXPECT_EQ(util::encode_base64("foobar"), "Zm9vYmFy");
+  EXPECT_EQ(util::encode_base64("fo"), "Zm8=");
+  std::string out;
+  EXPECT_FALSE(util::decode_base64("Zm9", out));
+  EXPECT_FALSE(util::decode_base64("Zm!v", out));
+  EXPECT_FALSE(util::decode_base64("Zm==Zm9v", out));
+}
+
+class WordVectors : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { embedder_ = embed::WordVectorEmbedder::load(kWordVectors); }
+  static void TearDownTestSuite() { embedder_.reset(); }
+  static std::unique_ptr<embed::WordVectorEmbedder> embedder_;
+};
+std::unique_ptr<embed::WordVectorEmbedder> WordVectors::embedder_;
+
+TEST_F(WordVectors, RelatedTextsAreCloserThanUnrelatedOnes) {
+  ASSERT_EQ(embedder_->dimensions(), 100u);
+  EXPECT_GT(embedder_->vocabulary_size(), 100000u);
+  const auto flight = embedder_->embed_one("book a flight to Paris");
+  const auto airline = embedder_->embed_one("airline ticket reservations");
+  const auto pdf = embedder_->embed_one("convert a PDF document to plain text");
+  const auto weather = embedder_->embed_one("will it rain tomorrow");
+  const auto forecast = embedder_->embed_one("seven-day weather forecast");
+  EXPECT_NEAR(dot(flight, flight), 1.0f, 1e-4);
+  EXPECT_GT(dot(flight, airline), dot(flight, pdf) + 0.1f);
+  EXPECT_GT(dot(weather, forecast), dot(weather, airline) + 0.1f);
+  // Unknown words contribute nothing; a text of nothing known is the zero vector.
+  const auto none = embedder_->embed_one("zzqxv qqzzx");
+  EXPECT_EQ(dot(none, none), 0.0f);
+  const auto batch = embedder_->embed({"book a flight to Paris", "zzqxv"});
+  ASSERT_EQ(batch.size(), 2u);
+  EXPECT_EQ(batch[0], flight);
+}
+
+TEST(WordVectorsFile, DamagedOrMissingFilesAreNamedInTheError) {
+  const auto dir = std::filesystem::temp_directory_path() / "schemagate-wv-test";
+  std::filesystem::create_directories(dir);
+  const auto path = (dir / "bad.sgwv").string();
+  auto expect_error = [&](const std::string& content, const std::string& fragment) {
+    std::ofstream(path, std::ios::binary) << content;
+    try {
+      embed::WordVectorEmbedder::load(path);
+      ADD_FAILURE() << "loaded a damaged file: " << fragment;
+    } catch (const embed::EmbedError& e) {
+      EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  };
+  expect_error("not a vector file at all", "no SGWV header");
+  std::string header("SGWV\x01\0\0\0\x02\0\0\0\x01\0\0\0", 16);
+  expect_error(header +
+                   "\x03"
+                   "cat" +
+                   std::string("\x01\x02", 2),
+               "size does not match");
+  expect_error(header +
+                   "\x09"
+                   "ca",
+               "word list ends early");
+  EXPECT_THROW(embed::WordVectorEmbedder::load((dir / "missing.sgwv").string()), embed::EmbedError);
+  std::filesystem::remove_all(dir);
+}
+
+std::vector<embed::Vector> random_unit_vectors(std::size_t n, std::size_t dims, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> g;
+  std::vector<embed::Vector> out(n, embed::Vector(dims));
+  for (auto& v : out) {
+    for (auto& x : v)
+      x = g(rng);
+    embed::normalize(v);
+  }
+  return out;
+}
+
+TEST(VectorIndexTest, GraphSearchAgreesWithExactSearch) {
+  const auto vectors = random_unit_vectors(3000, 32, 1);
+  registry::VectorIndex exact(1'000'000), graph(500);
+  for (std::uint32_t i = 0; i < vectors.size(); ++i) {
+    exact.add(i, vectors[i]);
+    graph.add(i, vectors[i]);
+  }
+  EXPECT_FALSE(exact.approximate());
+  EXPECT_TRUE(graph.approximate());
+  const auto queries = random_unit_vectors(100, 32, 2);
+  const auto all = [](std::uint32_t) { return true; };
+  std::size_t found = 0;
+  for (const auto& q : queries) {
+    const auto want = exact.nearest(q, 10, all);
+    const auto got = graph.nearest(q, 10, all);
+    ASSERT_EQ(want.size(), 10u);
+    ASSERT_EQ(got.size(), 10u);
+    EXPECT_GE(want.front().similarity, want.back().similarity);
+    std::set<std::uint32_t> truth;
+    for (const auto& n : want)
+      truth.insert(n.slot);
+    for (const auto& n : got)
+      found += truth.count(n.slot);
+  }
+  EXPECT_GE(static_cast<double>(found) / 1000.0, 0.95);  // recall@10
+}
+
+TEST(VectorIndexTest, NarrowFiltersAndErasedSlotsAreHonoured) {
+  const auto vectors = random_unit_vectors(2000, 16, 3);
+  registry::VectorIndex graph(100);
+  for (std::uint32_t i = 0; i < vectors.size(); ++i)
+    graph.add(i, vectors[i]);
+  // One slot in a hundred passes: the graph's candidates rarely include enough, so the index
+  // falls back to scanning, and the answer is the exact one.
+  const auto rare = [](std::uint32_t s) { return s % 100 == 7; };
+  const auto got = graph.nearest(vectors[1234], 5, rare);
+  ASSERT_EQ(got.size(), 5u);
+  for (const auto& n : got)
+    EXPECT_EQ(n.slot % 100, 7u);
+  registry::VectorIndex exact(1'000'000);
+  for (std::uint32_t i = 0; i < vectors.size(); ++i)
+    exact.add(i, vectors[i]);
+  const auto want = exact.nearest(vectors[1234], 5, rare);
+  for (std::size_t i = 0; i < 5; ++i)
+    EXPECT_EQ(got[i].slot, want[i].slot);
+  // An erased slot is never returned, not even for its own vector.
+  graph.erase(1234);
+  EXPECT_EQ(graph.size(), 1999u);
+  for (const auto& n : graph.nearest(vectors[1234], 20, [](std::uint32_t) { return true; }))
+    EXPECT_NE(n.slot, 1234u);
+  EXPECT_EQ(graph.similarity(1234, vectors[1234]), 0.0f);
+  EXPECT_THROW(graph.add(5000, embed::Vector(8, 0.5f)), std::invalid_argument);
+}
+
+registry::AgentCard card(const std::string& id, const std::string& name,
+                         const std::string& description, const std::string& provider = "Acme") {
+  registry::AgentCard c;
+  c.id = id;
+  c.name = name;
+  c.description = description;
+  c.provider = provider;
+  return c;
+}
+
+TEST_F(WordVectors, HybridSearchFindsAgentsThatShareNoWordWithTheQuery) {
+  registry::SearchIndex index;
+  const std::vector<registry::AgentCard> cards = {
+      card("cars", "Car rental desk", "Rent cars and vans by the day at airports."),
+      card("meteo", "Forecast service", "Seven-day weather forecasts for any city.", "Meteo"),
+      card("pdf", "PDF converter", "Turns PDF documents into plain text."),
+      card("pay", "Invoice payments", "Pays supplier invoices by bank transfer.")};
+  for (const auto& c : cards)
+    index.upsert(c, {}, embedder_->embed_one(registry::embedding_text(c)));
+  const auto everyone = [](const registry::AgentCard&) { return true; };
+  registry::Filters none;
+  auto first = [&](const std::string& query, const registry::Filters& f) -> std::string {
+    const auto r = index.search(query, embedder_->embed_one(query), f, 10, 0, true, everyone);
+    return r.hits.empty() ? "" : r.hits.front().card->id;
+  };
+  // No word in common with any card: only the vectors can answer.
+  EXPECT_EQ(first("will it rain tomorrow", none), "meteo");
+  EXPECT_EQ(first("hire an automobile", none), "cars");
+  EXPECT_TRUE(index.search("will it rain tomorrow", {}, none, 10, 0, true, everyone).hits.empty());
+  // Filters stay exact for neighbours found by vector too.
+  registry::Filters acme;
+  acme.provider = "Acme";
+  EXPECT_NE(first("will it rain tomorrow", acme), "meteo");
+  // Scores stay in (0, 1], best first.
+  const auto r = index.search("pay an invoice", embedder_->embed_one("pay an invoice"), none, 10, 0,
+                              true, everyone);
+  ASSERT_FALSE(r.hits.empty());
+  EXPECT_EQ(r.hits.front().card->id, "pay");
+  for (std::size_t i = 0; i < r.hits.size(); ++i) {
+    EXPECT_GT(r.hits[i].score, 0.0);
+    EXPECT_LE(r.hits[i].score, 1.0);
+    if (i > 0) {
+      EXPECT_LE(r.hits[i].score, r.hits[i - 1].score);
+    }
+  }
+  // A removed card disappears from both signals.
+  index.remove("meteo");
+  EXPECT_NE(first("will it rain tomorrow", none), "meteo");
+}
+
+}  // namespace
