@@ -11,6 +11,25 @@ namespace schemagate::api {
 
 namespace {
 
+class EventBody final : public http::BodyStream {
+ public:
+  explicit EventBody(std::unique_ptr<gateway::EventStream> events) : events_(std::move(events)) {}
+  bool next(std::string& piece) override { return events_->next(piece); }
+
+ private:
+  std::unique_ptr<gateway::EventStream> events_;
+};
+
+// Seed 004 §6.3: `"stream": true` in the body or an Accept header that asks for events.
+bool wants_stream(const http::Request& req, const boost::json::value& body) {
+  if (const auto accept = req.header("Accept");
+      accept && accept->find("text/event-stream") != std::string_view::npos) {
+    return true;
+  }
+  const auto* flag = body.is_object() ? body.get_object().if_contains("stream") : nullptr;
+  return flag && flag->is_bool() && flag->get_bool();
+}
+
 http::Response invoke(gateway::GatewayService& service, Auth& auth, const json::ParseLimits& limits,
                       http::Request& req, std::string_view operation) {
   const auto who = auth.require(req, gateway::Role::client);
@@ -26,6 +45,20 @@ http::Response invoke(gateway::GatewayService& service, Auth& auth, const json::
   const auto body = read_json_body(req, limits);
   const auto key = req.header("Idempotency-Key");
   try {
+    if (wants_stream(req, body)) {
+      if (key) {
+        throw gateway::GatewayError(400, "InvalidInput",
+                                    "a streamed invocation cannot be replayed: drop the "
+                                    "Idempotency-Key header or the stream request");
+      }
+      http::Response r;
+      r.stream = std::make_shared<EventBody>(
+          service.invoke_stream(req.param("id"), operation, body, Auth::caller(who)));
+      r.set_header("Content-Type", "text/event-stream");
+      r.set_header("Cache-Control", "no-cache");
+      audit(200);
+      return r;
+    }
     const auto out =
         service.invoke(req.param("id"), operation, body, Auth::caller(who), key ? *key : "");
     auto r = http::Response::json(out.status, out.body);

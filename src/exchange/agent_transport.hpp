@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -17,12 +18,28 @@ class AgentTransport {
     std::string content_type;
     std::string body;
   };
+  // A reply read as it arrives (an agent's server-sent events).
+  class Stream {
+   public:
+    virtual ~Stream() = default;
+    int status = 0;
+    std::string content_type;
+    // Appends the next piece of the body to `out`; false once it is complete. Throws
+    // AgentTimeout when nothing arrives within the call's timeout, AgentUnreachable when the
+    // connection breaks.
+    virtual bool read(std::string& out) = 0;
+  };
   virtual ~AgentTransport() = default;
   // POSTs a JSON body. Throws AgentTimeout or AgentUnreachable.
   // `headers` are extra request headers (credentials the gateway holds for this agent).
   virtual Reply post_json(const std::string& url, const std::string& body,
                           std::chrono::milliseconds timeout,
                           const std::vector<std::pair<std::string, std::string>>& headers = {}) = 0;
+  // POSTs a JSON body asking for an event stream (Accept: text/event-stream) and returns once
+  // the reply's header is in. Throws AgentTimeout or AgentUnreachable.
+  virtual std::unique_ptr<Stream> post_for_stream(
+      const std::string& url, const std::string& body, std::chrono::milliseconds timeout,
+      const std::vector<std::pair<std::string, std::string>>& headers = {}) = 0;
 };
 
 class AgentTimeout : public std::runtime_error {

@@ -76,21 +76,32 @@ std::shared_ptr<const jsonschema::Schema> GatewayService::schema_for(const std::
   return slot;
 }
 
-bj::value GatewayService::invoke_one(std::string_view agent_id, std::string_view operation,
-                                     const bj::value& input_value, const registry::Caller& caller) {
+// One operation call, resolved and checked, ready to send.
+struct GatewayService::Call {
   registry::RegistryService::Entry entry;
+  registry::Operation op;
+  bj::value input;         // what the agent receives
+  std::string schema_key;  // card revision + operation: compiled schemas are cached under it
+  unsigned limit = 0;
+  std::chrono::milliseconds timeout{0};
+};
+
+GatewayService::Call GatewayService::prepare(std::string_view agent_id, std::string_view operation,
+                                             const bj::value& input_value,
+                                             const registry::Caller& caller) {
+  Call call;
   try {
-    entry = registry_.get(agent_id, caller);
+    call.entry = registry_.get(agent_id, caller);
   } catch (const registry::RegistryError& e) {
     throw GatewayError(404, "NotFound", e.what());
   }
-  const auto& card = entry.card;
-  bj::value input = input_value;
+  const auto& card = call.entry.card;
+  call.input = input_value;
   std::string op_name(operation);
-  if (op_name.empty() && input.is_object()) {
-    if (const auto* o = input.get_object().if_contains("operation"); o && o->is_string()) {
+  if (op_name.empty() && call.input.is_object()) {
+    if (const auto* o = call.input.get_object().if_contains("operation"); o && o->is_string()) {
       op_name = o->get_string();
-      input.get_object().erase("operation");
+      call.input.get_object().erase("operation");
     }
   }
   const registry::Operation* op = nullptr;
@@ -114,71 +125,86 @@ bj::value GatewayService::invoke_one(std::string_view agent_id, std::string_view
                          : "agent \"" + card.id + "\" has no operation \"" + op_name + "\"") +
             " (" + names + "); name one in the path or in \"operation\"");
   }
-
-  // An operation that names a scenario runs through the seed-000 exchange.
-  if (!op->scenario.empty()) {
-    try {
-      const auto n = exchange_.negotiate(op->scenario, "", std::nullopt);
-      return exchange_.submit(n.body.at("schema_id").as_string(), input, caller.client_id);
-    } catch (const exchange::ExchangeError& e) {
-      const auto c = exchange::contract_of(e.kind());
-      throw GatewayError(c.status, c.code, e.what(), e.details());
-    }
+  call.op = *op;
+  call.schema_key = card.id + "#" + std::to_string(call.entry.revision) + "#" + op->name;
+  call.limit = limits_.max_concurrency_per_agent;
+  if (const auto* m = card.raw.if_contains("max_concurrency");
+      m && m->is_int64() && m->get_int64() > 0) {
+    call.limit = static_cast<unsigned>(m->get_int64());
   }
-
-  const std::string key_base = card.id + "#" + std::to_string(entry.revision) + "#" + op->name;
-  if (!op->input_schema.is_null()) {
-    const auto check = schema_for(key_base + "#in", op->input_schema)->evaluate(input);
+  call.timeout = limits_.agent_timeout;
+  if (const auto* t = card.raw.if_contains("timeout_ms");
+      t && t->is_int64() && t->get_int64() > 0) {
+    call.timeout = std::chrono::milliseconds(t->get_int64());
+  }
+  if (call.op.scenario.empty() && !call.op.input_schema.is_null()) {
+    const auto check =
+        schema_for(call.schema_key + "#in", call.op.input_schema)->evaluate(call.input);
     if (!check.valid) {
       throw GatewayError(400, "InvalidInput",
-                         "the input does not match operation \"" + op->name + "\" of " + card.id +
-                             ": " + check.errors.front().instance_location + " " +
+                         "the input does not match operation \"" + call.op.name + "\" of " +
+                             card.id + ": " + check.errors.front().instance_location + " " +
                              check.errors.front().error,
                          bj::object{{"violations", check.violations()}});
     }
   }
-  unsigned limit = limits_.max_concurrency_per_agent;
-  if (const auto* m = card.raw.if_contains("max_concurrency");
-      m && m->is_int64() && m->get_int64() > 0) {
-    limit = static_cast<unsigned>(m->get_int64());
-  }
-  auto timeout = limits_.agent_timeout;
-  if (const auto* t = card.raw.if_contains("timeout_ms");
-      t && t->is_int64() && t->get_int64() > 0) {
-    timeout = std::chrono::milliseconds(t->get_int64());
-  }
-  const Slot slot(mu_, in_flight_, card.id, limit);
-  exchange::AgentTransport::Reply reply;
+  return call;
+}
+
+// An operation that names a scenario runs through the seed-000 exchange.
+bj::value GatewayService::run_scenario(const Call& call, const registry::Caller& caller) {
   try {
-    std::vector<std::pair<std::string, std::string>> headers;
-    if (const auto creds = store_.get(kCredentials, card.id)) {
-      for (const auto& kv : creds->body.at("headers").as_object()) {
-        headers.emplace_back(std::string(kv.key()), std::string(kv.value().as_string()));
-      }
-    }
-    reply = transport_.post_json(op->endpoint, bj::serialize(input), timeout, headers);
-  } catch (const exchange::AgentTimeout& e) {
-    throw GatewayError(504, "AgentTimeout",
-                       "agent \"" + card.id + "\" did not answer within " +
-                           std::to_string(timeout.count()) + " ms");
-  } catch (const exchange::AgentUnreachable& e) {
-    throw GatewayError(502, "AgentUnreachable",
-                       "agent \"" + card.id + "\" is unreachable: " + e.what());
+    const auto n = exchange_.negotiate(call.op.scenario, "", std::nullopt);
+    return exchange_.submit(n.body.at("schema_id").as_string(), call.input, caller.client_id);
+  } catch (const exchange::ExchangeError& e) {
+    const auto c = exchange::contract_of(e.kind());
+    throw GatewayError(c.status, c.code, e.what(), e.details());
   }
-  if (reply.status < 200 || reply.status > 299) {
+}
+
+std::vector<std::pair<std::string, std::string>> GatewayService::credentials_for(
+    const std::string& agent_id) {
+  std::vector<std::pair<std::string, std::string>> headers;
+  if (const auto creds = store_.get(kCredentials, agent_id)) {
+    for (const auto& kv : creds->body.at("headers").as_object()) {
+      headers.emplace_back(std::string(kv.key()), std::string(kv.value().as_string()));
+    }
+  }
+  return headers;
+}
+
+namespace {
+
+GatewayError timeout_error(const std::string& agent, std::chrono::milliseconds timeout) {
+  return GatewayError(
+      504, "AgentTimeout",
+      "agent \"" + agent + "\" did not answer within " + std::to_string(timeout.count()) + " ms");
+}
+
+GatewayError unreachable_error(const std::string& agent, const std::exception& e) {
+  return GatewayError(502, "AgentUnreachable",
+                      "agent \"" + agent + "\" is unreachable: " + e.what());
+}
+
+}  // namespace
+
+bj::value GatewayService::check_reply(const Call& call, int status, const std::string& body) {
+  const auto& id = call.entry.card.id;
+  if (status < 200 || status > 299) {
     throw GatewayError(502, "AgentError",
-                       "agent \"" + card.id + "\" answered HTTP " + std::to_string(reply.status),
-                       bj::object{{"agent_status", reply.status}});
+                       "agent \"" + id + "\" answered HTTP " + std::to_string(status),
+                       bj::object{{"agent_status", status}});
   }
   bj::value answer;
   try {
-    answer = json::parse(reply.body);
+    answer = json::parse(body);
   } catch (const json::ParseError& e) {
     throw GatewayError(502, "InvalidAgentResponse",
                        std::string("the agent's reply is not JSON: ") + e.what());
   }
-  if (!op->output_schema.is_null()) {
-    const auto check = schema_for(key_base + "#out", op->output_schema)->evaluate(answer);
+  if (!call.op.output_schema.is_null()) {
+    const auto check =
+        schema_for(call.schema_key + "#out", call.op.output_schema)->evaluate(answer);
     if (!check.valid) {
       throw GatewayError(502, "InvalidAgentResponse",
                          "the agent's reply does not match the output schema: " +
@@ -188,6 +214,125 @@ bj::value GatewayService::invoke_one(std::string_view agent_id, std::string_view
     }
   }
   return answer;
+}
+
+bj::value GatewayService::invoke_one(std::string_view agent_id, std::string_view operation,
+                                     const bj::value& input_value, const registry::Caller& caller) {
+  const Call call = prepare(agent_id, operation, input_value, caller);
+  if (!call.op.scenario.empty()) return run_scenario(call, caller);
+  const auto& id = call.entry.card.id;
+  const Slot slot(mu_, in_flight_, id, call.limit);
+  exchange::AgentTransport::Reply reply;
+  try {
+    reply = transport_.post_json(call.op.endpoint, bj::serialize(call.input), call.timeout,
+                                 credentials_for(id));
+  } catch (const exchange::AgentTimeout&) {
+    throw timeout_error(id, call.timeout);
+  } catch (const exchange::AgentUnreachable& e) {
+    throw unreachable_error(id, e);
+  }
+  return check_reply(call, reply.status, reply.body);
+}
+
+namespace {
+
+std::string sse_event(std::string_view event, const bj::value& data) {
+  return "event: " + std::string(event) + "\ndata: " + bj::serialize(data) + "\n\n";
+}
+
+// A finished answer as a one-event stream.
+class SingleEvent final : public EventStream {
+ public:
+  explicit SingleEvent(std::string event) : event_(std::move(event)) {}
+  bool next(std::string& piece) override {
+    piece = std::move(event_);
+    return false;
+  }
+
+ private:
+  std::string event_;
+};
+
+// The agent's own event stream, relayed piece by piece; holds the agent's concurrency slot
+// until the stream ends or the client goes away.
+class RelayedEvents final : public EventStream {
+ public:
+  RelayedEvents(std::unique_ptr<Slot> slot, std::unique_ptr<exchange::AgentTransport::Stream> up,
+                std::string agent, std::chrono::milliseconds timeout)
+      : slot_(std::move(slot)), up_(std::move(up)), agent_(std::move(agent)), timeout_(timeout) {}
+  bool next(std::string& piece) override {
+    if (done_) return false;
+    try {
+      if (up_->read(piece)) return true;
+    } catch (const exchange::AgentTimeout&) {
+      piece += (piece.empty() ? "" : "\n\n") + failure(timeout_error(agent_, timeout_));
+    } catch (const exchange::AgentUnreachable& e) {
+      piece += (piece.empty() ? "" : "\n\n") + failure(unreachable_error(agent_, e));
+    }
+    done_ = true;
+    slot_.reset();
+    return false;
+  }
+
+ private:
+  static std::string failure(const GatewayError& e) { return sse_event("error", error_body(e)); }
+  std::unique_ptr<Slot> slot_;
+  std::unique_ptr<exchange::AgentTransport::Stream> up_;
+  std::string agent_;
+  std::chrono::milliseconds timeout_;
+  bool done_ = false;
+};
+
+// Largest non-streamed reply read from an agent that was asked for a stream.
+constexpr std::size_t kMaxBufferedReply = 8 << 20;
+
+}  // namespace
+
+std::unique_ptr<EventStream> GatewayService::invoke_stream(std::string_view agent_id,
+                                                           std::string_view operation,
+                                                           const bj::value& body,
+                                                           const registry::Caller& caller) {
+  if (!body.is_object()) {
+    throw GatewayError(400, "InvalidInput",
+                       "a streamed invocation takes one input object; batches are not streamed");
+  }
+  bj::value input = body;
+  const bool stream_flag = input.get_object().erase("stream") > 0;
+  Call call = prepare(agent_id, operation, input, caller);
+  if (!call.op.scenario.empty()) {
+    return std::make_unique<SingleEvent>(sse_event("result", run_scenario(call, caller)));
+  }
+  if (stream_flag) call.input.get_object()["stream"] = true;  // §6.3: the agent's own parameter
+  const auto& id = call.entry.card.id;
+  auto slot = std::make_unique<Slot>(mu_, in_flight_, id, call.limit);
+  std::unique_ptr<exchange::AgentTransport::Stream> up;
+  try {
+    up = transport_.post_for_stream(call.op.endpoint, bj::serialize(call.input), call.timeout,
+                                    credentials_for(id));
+  } catch (const exchange::AgentTimeout&) {
+    throw timeout_error(id, call.timeout);
+  } catch (const exchange::AgentUnreachable& e) {
+    throw unreachable_error(id, e);
+  }
+  if (up->status >= 200 && up->status <= 299 && up->content_type.starts_with("text/event-stream")) {
+    return std::make_unique<RelayedEvents>(std::move(slot), std::move(up), id, call.timeout);
+  }
+  // Not a stream: read it whole, check it like any reply, send it as one event.
+  std::string reply;
+  try {
+    while (up->read(reply)) {
+      if (reply.size() > kMaxBufferedReply) {
+        throw GatewayError(
+            502, "InvalidAgentResponse",
+            "the agent's reply is larger than " + std::to_string(kMaxBufferedReply) + " bytes");
+      }
+    }
+  } catch (const exchange::AgentTimeout&) {
+    throw timeout_error(id, call.timeout);
+  } catch (const exchange::AgentUnreachable& e) {
+    throw unreachable_error(id, e);
+  }
+  return std::make_unique<SingleEvent>(sse_event("result", check_reply(call, up->status, reply)));
 }
 
 void GatewayService::set_credentials(std::string_view agent_id,

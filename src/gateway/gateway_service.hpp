@@ -61,6 +61,15 @@ struct GatewayLimits {
   std::size_t max_batch = 100;
 };
 
+// A streamed invocation's body, as server-sent events, piece by piece. Pieces are relayed as
+// the agent sends them; a failure midway becomes a final `event: error`.
+class EventStream {
+ public:
+  virtual ~EventStream() = default;
+  // The next piece (may be empty); false after the last. May block on the agent.
+  virtual bool next(std::string& piece) = 0;
+};
+
 // POST /agents/{id}/invoke: the unified invocation interface (seed 004 §6).
 class GatewayService {
  public:
@@ -85,9 +94,25 @@ class GatewayService {
                  const boost::json::value& body, const registry::Caller& caller,
                  std::string_view idempotency_key);
 
+  // Seed 004 §6.3 streaming: the input is checked as for invoke(), then sent with
+  // Accept: text/event-stream. An agent that answers with an event stream has it relayed as it
+  // comes (events are passed through unvalidated); one that answers with JSON has its reply
+  // validated and sent as a single `event: result`. Errors before the first byte are thrown
+  // (GatewayError, as for invoke()). A body's `"stream": true` is removed before validation
+  // and kept in what the agent receives.
+  std::unique_ptr<EventStream> invoke_stream(std::string_view agent_id, std::string_view operation,
+                                             const boost::json::value& body,
+                                             const registry::Caller& caller);
+
  private:
+  struct Call;
+  Call prepare(std::string_view agent_id, std::string_view operation,
+               const boost::json::value& input, const registry::Caller& caller);
   boost::json::value invoke_one(std::string_view agent_id, std::string_view operation,
                                 const boost::json::value& input, const registry::Caller& caller);
+  boost::json::value run_scenario(const Call& call, const registry::Caller& caller);
+  std::vector<std::pair<std::string, std::string>> credentials_for(const std::string& agent_id);
+  boost::json::value check_reply(const Call& call, int status, const std::string& body);
   std::shared_ptr<const jsonschema::Schema> schema_for(const std::string& key,
                                                        const boost::json::value& schema);
 

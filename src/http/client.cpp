@@ -81,54 +81,84 @@ Client::Client(ClientOptions options) : impl_(std::make_unique<Impl>()) {
 
 Client::~Client() = default;
 
-ClientResponse Client::request(std::string_view method, std::string_view url, std::string body,
-                               const std::vector<Header>& headers,
-                               std::chrono::milliseconds timeout) {
+namespace {
+
+struct Target {
+  std::string host, port, path, key;
+};
+
+Target parse_target(std::string_view url) {
   const auto parsed = boost::urls::parse_uri(url);
   if (!parsed) throw ClientError(ClientError::Kind::unsupported, "invalid URL " + std::string(url));
   if (parsed->scheme() != "http") {
     throw ClientError(ClientError::Kind::unsupported,
                       "only http:// URLs are supported, not " + std::string(parsed->scheme()));
   }
-  const std::string host(parsed->host());
-  const std::string port = parsed->has_port() ? std::string(parsed->port()) : "80";
-  std::string target(parsed->encoded_target());
-  if (target.empty()) target = "/";
-  const std::string key = host + ":" + port;
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  Target t{std::string(parsed->host()),
+           parsed->has_port() ? std::string(parsed->port()) : "80",
+           std::string(parsed->encoded_target()),
+           {}};
+  if (t.path.empty()) t.path = "/";
+  t.key = t.host + ":" + t.port;
+  return t;
+}
 
-  bhttp::request<bhttp::string_body> req{bhttp::string_to_verb(method), target, 11};
-  req.set(bhttp::field::host, host);
+bhttp::request<bhttp::string_body> make_request(std::string_view method, const Target& t,
+                                                std::string body,
+                                                const std::vector<Header>& headers) {
+  bhttp::request<bhttp::string_body> req{bhttp::string_to_verb(method), t.path, 11};
+  req.set(bhttp::field::host, t.host);
   req.set(bhttp::field::user_agent, "schemagate");
   for (const auto& h : headers)
     req.set(h.name, h.value);
   req.body() = std::move(body);
   req.prepare_payload();
   req.keep_alive(true);
+  return req;
+}
+
+bool timed_out(const boost::system::error_code& ec) {
+  return ec == beast::error::timeout || ec == asio::error::operation_aborted;
+}
+
+std::unique_ptr<Connection> connect(const Target& t,
+                                    std::chrono::steady_clock::time_point deadline) {
+  auto conn = std::make_unique<Connection>();
+  boost::system::error_code ec;
+  tcp::resolver resolver(conn->ioc);
+  const auto endpoints = resolver.resolve(t.host, t.port, ec);
+  if (ec) {
+    throw ClientError(ClientError::Kind::connect, "cannot resolve " + t.host + ": " + ec.message());
+  }
+  conn->stream.expires_at(deadline);
+  conn->stream.async_connect(endpoints,
+                             [&](const boost::system::error_code& e, const auto&) { ec = e; });
+  run_until(*conn, deadline);
+  if (timed_out(ec)) {
+    throw ClientError(ClientError::Kind::timeout, "connecting to " + t.key + " timed out");
+  }
+  if (ec) {
+    throw ClientError(ClientError::Kind::connect,
+                      "cannot connect to " + t.key + ": " + ec.message());
+  }
+  return conn;
+}
+
+}  // namespace
+
+ClientResponse Client::request(std::string_view method, std::string_view url, std::string body,
+                               const std::vector<Header>& headers,
+                               std::chrono::milliseconds timeout) {
+  const Target t = parse_target(url);
+  const std::string& key = t.key;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto req = make_request(method, t, std::move(body), headers);
 
   // A pooled connection may have been closed by the peer: one retry on a fresh one.
   for (int attempt = 0; attempt < 2; ++attempt) {
     auto conn = impl_->take(key);
     const bool reused = conn != nullptr;
-    if (!conn) {
-      conn = std::make_unique<Connection>();
-      boost::system::error_code ec;
-      tcp::resolver resolver(conn->ioc);
-      const auto endpoints = resolver.resolve(host, port, ec);
-      if (ec)
-        throw ClientError(ClientError::Kind::connect,
-                          "cannot resolve " + host + ": " + ec.message());
-      conn->stream.expires_at(deadline);
-      conn->stream.async_connect(endpoints,
-                                 [&](const boost::system::error_code& e, const auto&) { ec = e; });
-      run_until(*conn, deadline);
-      if (ec == beast::error::timeout || ec == asio::error::operation_aborted) {
-        throw ClientError(ClientError::Kind::timeout, "connecting to " + key + " timed out");
-      }
-      if (ec)
-        throw ClientError(ClientError::Kind::connect,
-                          "cannot connect to " + key + ": " + ec.message());
-    }
+    if (!conn) conn = connect(t, deadline);
     boost::system::error_code ec;
     conn->stream.expires_at(deadline);
     bhttp::async_write(conn->stream, req,
@@ -142,7 +172,7 @@ ClientResponse Client::request(std::string_view method, std::string_view url, st
       run_until(*conn, deadline);
     }
     if (ec) {
-      if (ec == beast::error::timeout || ec == asio::error::operation_aborted) {
+      if (timed_out(ec)) {
         throw ClientError(ClientError::Kind::timeout, "no reply from " + key + " in time");
       }
       if (reused && attempt == 0 &&
@@ -168,6 +198,94 @@ ClientResponse Client::request(std::string_view method, std::string_view url, st
     return out;
   }
   throw ClientError(ClientError::Kind::connect, "exchange with " + key + " failed");
+}
+
+struct ClientStream::Impl {
+  std::unique_ptr<Connection> conn;
+  std::string key;
+  bhttp::response_parser<bhttp::buffer_body> parser;
+  std::vector<Header> headers;
+  int status = 0;
+};
+
+ClientStream::ClientStream(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ClientStream::~ClientStream() = default;
+
+int ClientStream::status() const {
+  return impl_->status;
+}
+
+const std::vector<Header>& ClientStream::headers() const {
+  return impl_->headers;
+}
+
+std::optional<std::string_view> ClientStream::header(std::string_view name) const {
+  for (const auto& h : impl_->headers) {
+    if (beast::iequals(h.name, name)) return std::string_view(h.value);
+  }
+  return std::nullopt;
+}
+
+bool ClientStream::read(std::string& out, std::chrono::milliseconds timeout) {
+  auto& p = impl_->parser;
+  if (p.is_done()) return false;
+  char piece[16384];
+  p.get().body().data = piece;
+  p.get().body().size = sizeof(piece);
+  boost::system::error_code ec;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  impl_->conn->stream.expires_at(deadline);
+  // read_some returns after whatever one socket read brought: an event is passed on as soon as
+  // it arrives, not when a buffer fills.
+  bhttp::async_read_some(impl_->conn->stream, impl_->conn->buffer, p,
+                         [&](const boost::system::error_code& e, std::size_t) { ec = e; });
+  run_until(*impl_->conn, deadline);
+  if (ec == bhttp::error::need_buffer) ec = {};
+  if (timed_out(ec)) {
+    throw ClientError(ClientError::Kind::timeout, "nothing more from " + impl_->key + " within " +
+                                                      std::to_string(timeout.count()) + " ms");
+  }
+  if (ec) {
+    throw ClientError(ClientError::Kind::connect,
+                      "stream from " + impl_->key + " broke off: " + ec.message());
+  }
+  out.append(piece, sizeof(piece) - p.get().body().size);
+  return true;
+}
+
+std::unique_ptr<ClientStream> Client::open(std::string_view method, std::string_view url,
+                                           std::string body, const std::vector<Header>& headers,
+                                           std::chrono::milliseconds timeout) {
+  const Target t = parse_target(url);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto impl = std::make_unique<ClientStream::Impl>();
+  impl->key = t.key;
+  impl->conn = connect(t, deadline);  // never pooled: the stream may stay open for long
+  auto req = make_request(method, t, std::move(body), headers);
+  req.keep_alive(false);
+  boost::system::error_code ec;
+  impl->conn->stream.expires_at(deadline);
+  bhttp::async_write(impl->conn->stream, req,
+                     [&](const boost::system::error_code& e, std::size_t) { ec = e; });
+  run_until(*impl->conn, deadline);
+  impl->parser.body_limit(boost::none);  // a stream has no size; each read is bounded instead
+  if (!ec) {
+    bhttp::async_read_header(impl->conn->stream, impl->conn->buffer, impl->parser,
+                             [&](const boost::system::error_code& e, std::size_t) { ec = e; });
+    run_until(*impl->conn, deadline);
+  }
+  if (timed_out(ec)) {
+    throw ClientError(ClientError::Kind::timeout, "no reply from " + t.key + " in time");
+  }
+  if (ec) {
+    throw ClientError(ClientError::Kind::connect,
+                      "exchange with " + t.key + " failed: " + ec.message());
+  }
+  const auto& res = impl->parser.get();
+  impl->status = static_cast<int>(res.result_int());
+  for (const auto& f : res)
+    impl->headers.push_back({std::string(f.name_string()), std::string(f.value())});
+  return std::unique_ptr<ClientStream>(new ClientStream(std::move(impl)));
 }
 
 }  // namespace schemagate::http

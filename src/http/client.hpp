@@ -35,6 +35,24 @@ struct ClientOptions {
   std::size_t max_response_bytes = 8 << 20;  // larger replies are a protocol error
 };
 
+// A reply whose body is read as it arrives (server-sent events). Owns its connection.
+class ClientStream {
+ public:
+  ~ClientStream();
+  int status() const;
+  const std::vector<Header>& headers() const;
+  std::optional<std::string_view> header(std::string_view name) const;
+  // Appends what arrives next of the body to `out`, waiting at most `timeout`; false once the
+  // body is complete. Throws ClientError (timeout when nothing came in time).
+  bool read(std::string& out, std::chrono::milliseconds timeout);
+  struct Impl;
+
+ private:
+  friend class Client;
+  explicit ClientStream(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
 // A blocking HTTP/1.1 client with a keep-alive connection pool per host:port; safe to share
 // between threads. Each call is bounded by its timeout (connect, write and read together).
 class Client {
@@ -47,6 +65,11 @@ class Client {
   // `url` is http://host[:port]/path. Throws ClientError.
   ClientResponse request(std::string_view method, std::string_view url, std::string body,
                          const std::vector<Header>& headers, std::chrono::milliseconds timeout);
+  // Sends the request and returns once the reply's header is in (within `timeout`); the body
+  // is then read piece by piece. Throws ClientError.
+  std::unique_ptr<ClientStream> open(std::string_view method, std::string_view url,
+                                     std::string body, const std::vector<Header>& headers,
+                                     std::chrono::milliseconds timeout);
 
  private:
   struct Impl;

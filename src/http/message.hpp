@@ -3,6 +3,7 @@
 #include <boost/json/value.hpp>
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -35,10 +36,20 @@ struct Request {
   const std::string& param(std::string_view name) const;  // a path parameter; throws if absent
 };
 
+// A response body produced while it is sent (server-sent events). The server writes each piece
+// as an HTTP/1.1 chunk as soon as next() hands it over and ends the response when next() returns
+// false. next() may block: it runs on a handler thread.
+class BodyStream {
+ public:
+  virtual ~BodyStream() = default;
+  virtual bool next(std::string& piece) = 0;
+};
+
 struct Response {
   int status = 200;
   std::vector<Header> headers;
   std::string body;
+  std::shared_ptr<BodyStream> stream;  // when set, the body comes from here instead
 
   Response& set_header(std::string name, std::string value);
   std::optional<std::string_view> header(std::string_view name) const;

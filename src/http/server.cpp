@@ -325,6 +325,10 @@ struct Server::Impl {
       }
       record(req.method, req.target, route, res, remote, bytes_in, started);
       const bool again = keep_alive && !stopping;
+      if (res.stream) {
+        if (!co_await write_stream(stream, res, again) || !again) co_return;
+        continue;
+      }
       co_await write(stream, res, again, req.method == "HEAD");
       if (!again) co_return;
     }
@@ -342,6 +346,48 @@ struct Server::Impl {
       spdlog::error("{} {} failed: {}", req.method, req.target, e.what());
       return error_response(Error(500, "Internal", "internal error; see the server log"));
     }
+  }
+
+  // Relays a streamed body as chunks. Pieces are pulled on the handler pool (the source may
+  // block on an upstream agent) and written from this connection's strand. A source that fails
+  // midway leaves the response without its last chunk, which tells the client it was cut.
+  template <class Stream>
+  asio::awaitable<bool> write_stream(Stream& stream, const Response& res, bool keep_alive) {
+    bhttp::response<bhttp::empty_body> out;
+    out.version(11);
+    out.result(static_cast<unsigned>(res.status));
+    out.set(bhttp::field::server, "schemagate");
+    for (const auto& h : res.headers)
+      out.set(h.name, h.value);
+    out.keep_alive(keep_alive);
+    out.chunked(true);
+    bhttp::response_serializer<bhttp::empty_body> sr(out);
+    auto& lowest = beast::get_lowest_layer(stream);
+    lowest.expires_after(options.idle_timeout);
+    auto [ec, n] = co_await bhttp::async_write_header(stream, sr, kTuple);
+    if (ec) co_return false;
+    for (;;) {
+      std::string piece;
+      bool more = false;
+      try {
+        auto pull = [&]() -> asio::awaitable<bool> { co_return res.stream->next(piece); };
+        more = handler_pool ? co_await asio::co_spawn(handler_pool->get_executor(), pull(),
+                                                      asio::use_awaitable)
+                            : res.stream->next(piece);
+      } catch (const std::exception& e) {
+        spdlog::warn("streamed response ended early: {}", e.what());
+        co_return false;
+      }
+      if (!piece.empty()) {
+        lowest.expires_after(options.idle_timeout);
+        std::tie(ec, n) =
+            co_await asio::async_write(stream, bhttp::make_chunk(asio::buffer(piece)), kTuple);
+        if (ec) co_return false;  // the client went away; dropping the source ends the upstream
+      }
+      if (!more) break;
+    }
+    std::tie(ec, n) = co_await asio::async_write(stream, bhttp::make_chunk_last(), kTuple);
+    co_return !ec;
   }
 
   template <class Stream>

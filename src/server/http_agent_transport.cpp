@@ -19,4 +19,45 @@ exchange::AgentTransport::Reply HttpAgentTransport::post_json(
   }
 }
 
+namespace {
+
+class HttpStream final : public exchange::AgentTransport::Stream {
+ public:
+  HttpStream(std::unique_ptr<http::ClientStream> upstream, std::chrono::milliseconds timeout)
+      : upstream_(std::move(upstream)), timeout_(timeout) {
+    status = upstream_->status();
+    const auto type = upstream_->header("Content-Type");
+    content_type = type ? std::string(*type) : std::string();
+  }
+  bool read(std::string& out) override {
+    try {
+      return upstream_->read(out, timeout_);
+    } catch (const http::ClientError& e) {
+      if (e.kind() == http::ClientError::Kind::timeout) throw exchange::AgentTimeout(e.what());
+      throw exchange::AgentUnreachable(e.what());
+    }
+  }
+
+ private:
+  std::unique_ptr<http::ClientStream> upstream_;
+  std::chrono::milliseconds timeout_;
+};
+
+}  // namespace
+
+std::unique_ptr<exchange::AgentTransport::Stream> HttpAgentTransport::post_for_stream(
+    const std::string& url, const std::string& body, std::chrono::milliseconds timeout,
+    const std::vector<std::pair<std::string, std::string>>& extra) {
+  try {
+    std::vector<http::Header> headers{{"Content-Type", "application/json"},
+                                      {"Accept", "text/event-stream, application/json"}};
+    for (const auto& [name, value] : extra)
+      headers.push_back({name, value});
+    return std::make_unique<HttpStream>(client_.open("POST", url, body, headers, timeout), timeout);
+  } catch (const http::ClientError& e) {
+    if (e.kind() == http::ClientError::Kind::timeout) throw exchange::AgentTimeout(e.what());
+    throw exchange::AgentUnreachable(e.what());
+  }
+}
+
 }  // namespace schemagate::server

@@ -12,6 +12,9 @@ class HttpAgentTransport final : public exchange::AgentTransport {
   Reply post_json(const std::string& url, const std::string& body,
                   std::chrono::milliseconds timeout,
                   const std::vector<std::pair<std::string, std::string>>& headers) override;
+  std::unique_ptr<Stream> post_for_stream(
+      const std::string& url, const std::string& body, std::chrono::milliseconds timeout,
+      const std::vector<std::pair<std::string, std::string>>& headers) override;
 
  private:
   http::Client& client_;

@@ -1,5 +1,6 @@
 // Seed 004 §6 through HTTP: POST /agents/{id}/invoke with a real agent behind it.
 
+#include "http/client.hpp"
 #include "support/http_client.hpp"
 #include "support/server_process.hpp"
 #include "support/test_agent.hpp"
@@ -62,6 +63,10 @@ class GatewayTest : public ::testing::Test {
              bj::object{{"name", "fail"},
                         {"endpoint", agent_.url("/fail")},
                         {"input_schema", bj::object{}}},
+             bj::object{{"name", "stream"},
+                        {"endpoint", agent_.url("/stream")},
+                        {"input_schema", bj::parse(R"({"type": "object", "properties":
+                            {"count": {"type": "integer", "maximum": 10}}})")}},
              bj::object{{"name", "gone"},
                         {"endpoint", "http://127.0.0.1:1/x"},
                         {"input_schema", bj::object{}}}}}};
@@ -187,3 +192,105 @@ TEST_F(GatewayTest, IdempotencyKeysReplayAndConflict) {
 }
 
 }  // namespace
+
+namespace {
+
+// Reads an event stream through the gateway piece by piece, with when each piece came.
+struct Received {
+  int status = 0;
+  std::string content_type;
+  std::string text;
+  std::chrono::milliseconds first_piece{0};
+};
+
+Received read_stream(unsigned short port, const std::string& path, const std::string& body,
+                     std::vector<schemagate::http::Header> headers = {}) {
+  schemagate::http::Client client;
+  headers.push_back({"Content-Type", "application/json"});
+  const auto start = std::chrono::steady_clock::now();
+  auto s =
+      client.open("POST", "http://127.0.0.1:" + std::to_string(port) + path, body, headers, 5s);
+  Received r;
+  r.status = s->status();
+  r.content_type = std::string(s->header("Content-Type").value_or(""));
+  bool first = true;
+  while (s->read(r.text, 5s)) {
+    if (first && !r.text.empty()) {
+      r.first_piece = std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::steady_clock::now() - start);
+      first = false;
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
+TEST_F(GatewayTest, StreamsRelayTheAgentsEventsAsTheyCome) {
+  // Accept: text/event-stream; the agent takes 3 x 400 ms, the first event must not wait.
+  const auto r = read_stream(server_->port, "/agents/multi/operations/stream/invoke",
+                             R"({"count": 3, "gap_ms": 400})", {{"Accept", "text/event-stream"}});
+  ASSERT_EQ(r.status, 200) << r.text;
+  EXPECT_EQ(r.content_type, "text/event-stream");
+  EXPECT_EQ(r.text,
+            "data: {\"token\": 0}\n\ndata: {\"token\": 1}\n\ndata: {\"token\": 2}\n\n"
+            "event: done\ndata: {}\n\n");
+  EXPECT_LT(r.first_piece, 600ms);
+  // "stream": true in the body does the same; the flag is not held against the input schema and
+  // the agent still sees it (seed 004 §6.3: the agent's own parameter).
+  const auto flagged = read_stream(server_->port, "/agents/multi/invoke",
+                                   R"({"operation": "stream", "stream": true, "count": 1})");
+  EXPECT_EQ(flagged.status, 200);
+  EXPECT_EQ(flagged.text, "data: {\"token\": 0}\n\nevent: done\ndata: {}\n\n");
+  EXPECT_EQ(agent_.received().back().at("stream"), true);
+  // The input is checked before anything is sent: a plain JSON error, no stream.
+  const auto bad =
+      c_->request("POST", "/agents/multi/operations/stream/invoke",
+                  R"({"count": 99, "stream": true})", {{"Content-Type", "application/json"}});
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(error_code(bad), "InvalidInput");
+}
+
+TEST_F(GatewayTest, StreamFailuresEndWithAnErrorEvent) {
+  // The agent drops the connection after one event.
+  const auto broken = read_stream(server_->port, "/agents/multi/operations/stream/invoke",
+                                  R"({"count": 5, "break_after": 1, "stream": true})");
+  EXPECT_EQ(broken.status, 200);
+  EXPECT_TRUE(broken.text.starts_with("data: {\"token\": 0}\n\n")) << broken.text;
+  EXPECT_NE(broken.text.find("event: error\ndata: {\"error\":{\"code\":\"AgentUnreachable\""),
+            std::string::npos)
+      << broken.text;
+  // The agent goes quiet for longer than the agent timeout (1 s here).
+  const auto stalled = read_stream(server_->port, "/agents/multi/operations/stream/invoke",
+                                   R"({"count": 3, "stall_ms": 2500, "stream": true})");
+  EXPECT_NE(stalled.text.find("\"code\":\"AgentTimeout\""), std::string::npos) << stalled.text;
+  // Unreachable before the first byte: an ordinary 502.
+  const auto gone =
+      c_->request("POST", "/agents/multi/operations/gone/invoke", "{}",
+                  {{"Content-Type", "application/json"}, {"Accept", "text/event-stream"}});
+  EXPECT_EQ(gone.status, 502);
+  EXPECT_EQ(error_code(gone), "AgentUnreachable");
+}
+
+TEST_F(GatewayTest, AJsonReplyToAStreamRequestIsValidatedAndSentAsOneEvent) {
+  const auto ok = read_stream(server_->port, "/agents/translator-001/invoke", kInput,
+                              {{"Accept", "text/event-stream"}});
+  EXPECT_EQ(ok.status, 200);
+  EXPECT_EQ(ok.text, "event: result\ndata: {\"translated_text\":\"[fr] hello\"}\n\n");
+  const auto wrong =
+      c_->request("POST", "/agents/multi/operations/broken/invoke", "{}",
+                  {{"Content-Type", "application/json"}, {"Accept", "text/event-stream"}});
+  EXPECT_EQ(wrong.status, 502);
+  EXPECT_EQ(error_code(wrong), "InvalidAgentResponse");
+  // Streams are one input at a time, and cannot be replayed.
+  EXPECT_EQ(c_->request("POST", "/agents/translator-001/invoke", std::string("[") + kInput + "]",
+                        {{"Content-Type", "application/json"}, {"Accept", "text/event-stream"}})
+                .status,
+            400);
+  EXPECT_EQ(c_->request("POST", "/agents/translator-001/invoke", kInput,
+                        {{"Content-Type", "application/json"},
+                         {"Accept", "text/event-stream"},
+                         {"Idempotency-Key", "k1"}})
+                .status,
+            400);
+}

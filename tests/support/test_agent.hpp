@@ -16,6 +16,28 @@ namespace schemagate::testing {
 namespace bj = boost::json;
 using namespace std::chrono_literals;
 
+class TokenEvents final : public schemagate::http::BodyStream {
+ public:
+  TokenEvents(std::int64_t count, std::int64_t gap_ms, std::int64_t break_after,
+              std::int64_t stall_ms)
+      : count_(count), gap_ms_(gap_ms), break_after_(break_after), stall_ms_(stall_ms) {}
+  bool next(std::string& piece) override {
+    if (sent_ == break_after_) throw std::runtime_error("agent crashed mid-stream");
+    if (sent_ > 0) std::this_thread::sleep_for(std::chrono::milliseconds(gap_ms_));
+    if (sent_ == 1 && stall_ms_ > 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(stall_ms_));
+    if (sent_ == count_) {
+      piece = "event: done\ndata: {}\n\n";
+      return false;
+    }
+    piece = "data: {\"token\": " + std::to_string(sent_++) + "}\n\n";
+    return true;
+  }
+
+ private:
+  std::int64_t count_, gap_ms_, break_after_, stall_ms_, sent_ = 0;
+};
+
 // A small agent service behind the gateway, on our own HTTP server.
 class Agent {
  public:
@@ -111,6 +133,22 @@ class Agent {
       }
       return http::Response::json(200, bj::object{{"object", "list"}, {"data", data}});
     });
+    // Server-sent events: `count` token events `gap_ms` apart, then `event: done`. With
+    // "break_after": n the agent drops the connection after n events; with "stall_ms" it goes
+    // quiet that long after the first event.
+    router_.add("POST", "/stream", [this](http::Request& req) {
+      record(req.body);
+      const auto in = bj::parse(req.body).as_object();
+      auto number = [&](const char* k, std::int64_t def) {
+        const auto* v = in.if_contains(k);
+        return v && v->is_int64() ? v->get_int64() : def;
+      };
+      http::Response r;
+      r.set_header("Content-Type", "text/event-stream");
+      r.stream = std::make_shared<TokenEvents>(number("count", 3), number("gap_ms", 0),
+                                               number("break_after", -1), number("stall_ms", 0));
+      return r;
+    });
     router_.add("POST", "/whoami", [](http::Request& req) {
       const auto auth = req.header("Authorization");
       return http::Response::json(
@@ -120,6 +158,7 @@ class Agent {
     http::ServerOptions opts;
     opts.port = 0;
     opts.threads = 2;
+    opts.handler_threads = 4;  // streams and slow routes block their thread
     opts.handle_signals = false;
     opts.access_log = false;
     opts.shutdown_grace = 2s;
