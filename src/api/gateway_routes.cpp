@@ -30,19 +30,82 @@ bool wants_stream(const http::Request& req, const boost::json::value& body) {
   return flag && flag->is_bool() && flag->get_bool();
 }
 
-http::Response invoke(gateway::GatewayService& service, Auth& auth, const json::ParseLimits& limits,
-                      http::Request& req, std::string_view operation) {
-  const auto who = auth.require(req, gateway::Role::client);
-  const auto start = std::chrono::steady_clock::now();
-  const std::string target =
-      req.param("id") + (operation.empty() ? "" : "/" + std::string(operation));
-  auto audit = [&](int status) {
-    auth.access().audit(
-        who.client_id, "invoke", target, status,
+http::Error to_http(const gateway::GatewayError& e) {
+  http::Error err(
+      e.status(), e.code(), e.what(),
+      e.details().is_null() ? std::nullopt : std::optional<boost::json::value>(e.details()));
+  if (e.retry_after_seconds() > 0) {
+    err.extra_headers.push_back({"Retry-After", std::to_string(e.retry_after_seconds())});
+  }
+  return err;
+}
+
+// Records one invocation in the audit log when it ends.
+struct InvokeAudit {
+  Auth* auth;
+  std::string client_id;
+  std::string target;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  void operator()(int status) const {
+    auth->access().audit(
+        client_id, "invoke", target, status,
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
             .count());
-  };
-  const auto body = read_json_body(req, limits);
+  }
+};
+
+// The caller and body a declined fast path already established.
+struct InvokeHandover {
+  gateway::Principal who;
+  boost::json::value body;
+};
+
+std::string invoke_target(http::Request& req, std::string_view operation) {
+  return req.param("id") + (operation.empty() ? "" : "/" + std::string(operation));
+}
+
+// The non-blocking path for the common call (one input, no idempotency key, no stream): runs on
+// the I/O thread and forwards without a thread waiting for the agent.
+bool invoke_fast(gateway::GatewayService& service, Auth& auth, const json::ParseLimits& limits,
+                 http::Request& req, std::string_view operation, const http::Responder& respond) {
+  if (req.header("Idempotency-Key")) return false;
+  const auto who = auth.require(req, gateway::Role::client);
+  auto handover =
+      std::make_shared<InvokeHandover>(InvokeHandover{who, read_json_body(req, limits)});
+  req.handover = handover;
+  if (wants_stream(req, handover->body)) return false;
+  const InvokeAudit audit{&auth, who.client_id, invoke_target(req, operation)};
+  try {
+    return service.invoke_async(
+        req.param("id"), operation, handover->body, Auth::caller(who),
+        [audit, respond](gateway::GatewayService::Outcome out, std::exception_ptr error) {
+          if (!error) {
+            audit(out.status);
+            respond(http::Response::json(out.status, out.body));
+            return;
+          }
+          try {
+            std::rethrow_exception(error);
+          } catch (const gateway::GatewayError& e) {
+            audit(e.status());
+            respond(http::error_response(to_http(e)));
+          } catch (const std::exception& e) {
+            audit(500);
+            respond(http::error_response(http::Error(500, "Internal", e.what())));
+          }
+        });
+  } catch (const gateway::GatewayError& e) {
+    audit(e.status());
+    throw to_http(e);
+  }
+}
+
+http::Response invoke(gateway::GatewayService& service, Auth& auth, const json::ParseLimits& limits,
+                      http::Request& req, std::string_view operation) {
+  const auto handover = std::static_pointer_cast<InvokeHandover>(req.handover);
+  const auto who = handover ? handover->who : auth.require(req, gateway::Role::client);
+  const InvokeAudit audit{&auth, who.client_id, invoke_target(req, operation)};
+  const auto body = handover ? handover->body : read_json_body(req, limits);
   const auto key = req.header("Idempotency-Key");
   try {
     if (wants_stream(req, body)) {
@@ -67,13 +130,7 @@ http::Response invoke(gateway::GatewayService& service, Auth& auth, const json::
     return r;
   } catch (const gateway::GatewayError& e) {
     audit(e.status());
-    http::Error err(
-        e.status(), e.code(), e.what(),
-        e.details().is_null() ? std::nullopt : std::optional<boost::json::value>(e.details()));
-    if (e.retry_after_seconds() > 0) {
-      err.extra_headers.push_back({"Retry-After", std::to_string(e.retry_after_seconds())});
-    }
-    throw err;
+    throw to_http(e);
   }
 }
 
@@ -114,6 +171,16 @@ void add_gateway_routes(http::Router& router, gateway::GatewayService& service, 
              [&service, &auth, &limits](http::Request& req) {
                return invoke(service, auth, limits, req, req.param("op"));
              });
+  router.add_fast_path(
+      "POST", "/agents/{id}/invoke",
+      [&service, &auth, &limits](http::Request& req, const http::Responder& respond) {
+        return invoke_fast(service, auth, limits, req, "", respond);
+      });
+  router.add_fast_path(
+      "POST", "/agents/{id}/operations/{op}/invoke",
+      [&service, &auth, &limits](http::Request& req, const http::Responder& respond) {
+        return invoke_fast(service, auth, limits, req, req.param("op"), respond);
+      });
 }
 
 }  // namespace schemagate::api

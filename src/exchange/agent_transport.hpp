@@ -1,6 +1,8 @@
 #pragma once
 
 #include <chrono>
+#include <exception>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -35,6 +37,22 @@ class AgentTransport {
   virtual Reply post_json(const std::string& url, const std::string& body,
                           std::chrono::milliseconds timeout,
                           const std::vector<std::pair<std::string, std::string>>& headers = {}) = 0;
+  // post_json without waiting: `done` gets the reply, or an AgentTimeout / AgentUnreachable in
+  // the exception_ptr, possibly on another thread. This default calls post_json inline.
+  using ReplyCallback = std::function<void(Reply, std::exception_ptr)>;
+  virtual void post_json_async(const std::string& url, const std::string& body,
+                               std::chrono::milliseconds timeout,
+                               const std::vector<std::pair<std::string, std::string>>& headers,
+                               ReplyCallback done) {
+    Reply reply;
+    try {
+      reply = post_json(url, body, timeout, headers);
+    } catch (...) {
+      done(Reply{}, std::current_exception());
+      return;
+    }
+    done(std::move(reply), nullptr);
+  }
   // POSTs a JSON body asking for an event stream (Accept: text/event-stream) and returns once
   // the reply's header is in. Throws AgentTimeout or AgentUnreachable.
   virtual std::unique_ptr<Stream> post_for_stream(

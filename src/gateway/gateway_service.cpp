@@ -164,12 +164,18 @@ bj::value GatewayService::run_scenario(const Call& call, const registry::Caller&
 
 std::vector<std::pair<std::string, std::string>> GatewayService::credentials_for(
     const std::string& agent_id) {
+  {
+    std::lock_guard lock(credentials_mu_);
+    if (const auto it = credentials_.find(agent_id); it != credentials_.end()) return it->second;
+  }
   std::vector<std::pair<std::string, std::string>> headers;
   if (const auto creds = store_.get(kCredentials, agent_id)) {
     for (const auto& kv : creds->body.at("headers").as_object()) {
       headers.emplace_back(std::string(kv.key()), std::string(kv.value().as_string()));
     }
   }
+  std::lock_guard lock(credentials_mu_);
+  credentials_.emplace(agent_id, headers);
   return headers;
 }
 
@@ -232,6 +238,36 @@ bj::value GatewayService::invoke_one(std::string_view agent_id, std::string_view
     throw unreachable_error(id, e);
   }
   return check_reply(call, reply.status, reply.body);
+}
+
+bool GatewayService::invoke_async(std::string_view agent_id, std::string_view operation,
+                                  const bj::value& body, const registry::Caller& caller,
+                                  InvokeCallback done) {
+  if (!body.is_object()) return false;
+  auto call = std::make_shared<Call>(prepare(agent_id, operation, body, caller));
+  if (!call->op.scenario.empty()) return false;
+  const std::string id = call->entry.card.id;
+  auto slot = std::make_shared<Slot>(mu_, in_flight_, id, call->limit);
+  transport_.post_json_async(
+      call->op.endpoint, bj::serialize(call->input), call->timeout, credentials_for(id),
+      [this, call, slot, done = std::move(done)](exchange::AgentTransport::Reply reply,
+                                                 std::exception_ptr error) mutable {
+        slot.reset();
+        Outcome out;
+        std::exception_ptr failure;
+        try {
+          if (error) std::rethrow_exception(error);
+          out.body = check_reply(*call, reply.status, reply.body);
+        } catch (const exchange::AgentTimeout&) {
+          failure = std::make_exception_ptr(timeout_error(call->entry.card.id, call->timeout));
+        } catch (const exchange::AgentUnreachable& e) {
+          failure = std::make_exception_ptr(unreachable_error(call->entry.card.id, e));
+        } catch (...) {
+          failure = std::current_exception();
+        }
+        done(std::move(out), failure);
+      });
+  return true;
 }
 
 namespace {
@@ -343,6 +379,10 @@ void GatewayService::set_credentials(std::string_view agent_id,
   } catch (const registry::RegistryError& e) {
     throw GatewayError(404, "NotFound", e.what());
   }
+  {
+    std::lock_guard lock(credentials_mu_);
+    credentials_.erase(std::string(agent_id));
+  }
   if (headers.empty()) {
     store_.remove(std::string(kCredentials), std::string(agent_id));
     return;
@@ -352,6 +392,8 @@ void GatewayService::set_credentials(std::string_view agent_id,
     h[name] = value;
   store_.put(std::string(kCredentials), std::string(agent_id),
              bj::object{{"headers", std::move(h)}});
+  std::lock_guard lock(credentials_mu_);
+  credentials_.erase(std::string(agent_id));  // a reader may have cached the old value meanwhile
 }
 
 GatewayService::Outcome GatewayService::invoke(std::string_view agent_id,

@@ -5,6 +5,8 @@
 #include <boost/json/value.hpp>
 
 #include <chrono>
+#include <exception>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -94,6 +96,14 @@ class GatewayService {
                  const boost::json::value& body, const registry::Caller& caller,
                  std::string_view idempotency_key);
 
+  // invoke() of one input without blocking: `done` gets the outcome, or a GatewayError in the
+  // exception_ptr, on the transport's thread. Errors found before sending are thrown. Returns
+  // false, doing nothing, when the call needs the blocking path (a batch, a scenario operation).
+  using InvokeCallback = std::function<void(Outcome, std::exception_ptr)>;
+  bool invoke_async(std::string_view agent_id, std::string_view operation,
+                    const boost::json::value& body, const registry::Caller& caller,
+                    InvokeCallback done);
+
   // Seed 004 §6.3 streaming: the input is checked as for invoke(), then sent with
   // Accept: text/event-stream. An agent that answers with an event stream has it relayed as it
   // comes (events are passed through unvalidated); one that answers with JSON has its reply
@@ -125,6 +135,8 @@ class GatewayService {
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<const jsonschema::Schema>> schemas_;
   std::unordered_map<std::string, unsigned> in_flight_;
+  std::mutex credentials_mu_;  // agent id -> headers, read through from the store
+  std::unordered_map<std::string, std::vector<std::pair<std::string, std::string>>> credentials_;
 };
 
 }  // namespace schemagate::gateway

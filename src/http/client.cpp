@@ -1,5 +1,7 @@
 #include "http/client.hpp"
 
+#include "http/outbound.hpp"
+
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -81,41 +83,11 @@ Client::Client(ClientOptions options) : impl_(std::make_unique<Impl>()) {
 
 Client::~Client() = default;
 
+using outbound::make_request;
+using outbound::parse_target;
+using outbound::Target;
+
 namespace {
-
-struct Target {
-  std::string host, port, path, key;
-};
-
-Target parse_target(std::string_view url) {
-  const auto parsed = boost::urls::parse_uri(url);
-  if (!parsed) throw ClientError(ClientError::Kind::unsupported, "invalid URL " + std::string(url));
-  if (parsed->scheme() != "http") {
-    throw ClientError(ClientError::Kind::unsupported,
-                      "only http:// URLs are supported, not " + std::string(parsed->scheme()));
-  }
-  Target t{std::string(parsed->host()),
-           parsed->has_port() ? std::string(parsed->port()) : "80",
-           std::string(parsed->encoded_target()),
-           {}};
-  if (t.path.empty()) t.path = "/";
-  t.key = t.host + ":" + t.port;
-  return t;
-}
-
-bhttp::request<bhttp::string_body> make_request(std::string_view method, const Target& t,
-                                                std::string body,
-                                                const std::vector<Header>& headers) {
-  bhttp::request<bhttp::string_body> req{bhttp::string_to_verb(method), t.path, 11};
-  req.set(bhttp::field::host, t.host);
-  req.set(bhttp::field::user_agent, "schemagate");
-  for (const auto& h : headers)
-    req.set(h.name, h.value);
-  req.body() = std::move(body);
-  req.prepare_payload();
-  req.keep_alive(true);
-  return req;
-}
 
 bool timed_out(const boost::system::error_code& ec) {
   return ec == beast::error::timeout || ec == asio::error::operation_aborted;

@@ -29,6 +29,9 @@ struct Request {
   std::string body;
   std::map<std::string, std::string, std::less<>> path_params;  // filled by the router
   std::string remote_address;
+  // What a route's fast path that declined hands over to the route's handler (the caller it
+  // already authenticated, say), so that nothing is done twice.
+  std::shared_ptr<void> handover;
 
   // Case-insensitive lookup of the first header with this name.
   std::optional<std::string_view> header(std::string_view name) const;

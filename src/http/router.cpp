@@ -1,5 +1,7 @@
 #include "http/router.hpp"
 
+#include <stdexcept>
+
 #include <algorithm>
 #include <set>
 
@@ -52,7 +54,7 @@ std::string percent_decode(std::string_view s, bool plus_as_space) {
 }
 
 void Router::add(std::string method, std::string pattern, Handler handler) {
-  Route r{std::move(method), pattern, {}, std::move(handler)};
+  Route r{std::move(method), pattern, {}, std::move(handler), {}};
   const auto parts = split_path(pattern);
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const auto p = parts[i];
@@ -116,6 +118,17 @@ bool Router::more_specific(const Route& a, const Route& b) {
   return a.segments.size() > b.segments.size();
 }
 
+void Router::add_fast_path(const std::string& method, const std::string& pattern,
+                           FastPath fast_path) {
+  for (auto& r : routes_) {
+    if (r.method == method && r.pattern == pattern) {
+      r.fast_path = std::move(fast_path);
+      return;
+    }
+  }
+  throw std::logic_error("no route " + method + " " + pattern + " to attach a fast path to");
+}
+
 Router::Match Router::route(Request& request) const {
   const auto parts = split_path(request.path);
   const Route* best = nullptr;
@@ -143,7 +156,7 @@ Router::Match Router::route(Request& request) const {
   }
   request.path_params.clear();
   match(*best, parts, &request.path_params);
-  return Match{&best->handler, &best->pattern};
+  return Match{&best->handler, best->fast_path ? &best->fast_path : nullptr, &best->pattern};
 }
 
 }  // namespace schemagate::http

@@ -11,6 +11,13 @@ namespace schemagate::http {
 
 using Handler = std::function<Response(Request&)>;
 
+// Delivers a response later, from any thread. Only the first call counts.
+using Responder = std::function<void(Response)>;
+// A non-blocking way to answer a route, tried first on the I/O thread. It returns false when it
+// declines (the route's Handler then runs as usual, on the handler pool); when it returns true it
+// must call the Responder exactly once, now or later. It must never block.
+using FastPath = std::function<bool(Request&, const Responder&)>;
+
 // Routes are patterns of '/'-separated segments: literals, "{name}" (one segment, bound as a
 // path parameter, percent-decoded) or a final "{name...}" (the rest of the path). When several
 // patterns match, the one with a literal at the first differing segment wins, so
@@ -18,9 +25,12 @@ using Handler = std::function<Response(Request&)>;
 class Router {
  public:
   void add(std::string method, std::string pattern, Handler handler);
+  // Attaches a fast path to a route added before; throws std::logic_error when there is none.
+  void add_fast_path(const std::string& method, const std::string& pattern, FastPath fast_path);
 
   struct Match {
     const Handler* handler = nullptr;
+    const FastPath* fast_path = nullptr;   // null when the route has none
     const std::string* pattern = nullptr;  // for metrics labels: bounded cardinality
   };
 
@@ -39,6 +49,7 @@ class Router {
     std::string pattern;
     std::vector<Segment> segments;
     Handler handler;
+    FastPath fast_path;
   };
   static bool match(const Route& r, const std::vector<std::string_view>& parts,
                     std::map<std::string, std::string, std::less<>>* params);

@@ -1,5 +1,7 @@
 #include "http/server.hpp"
 
+#include "http/outbound.hpp"
+
 #include "util/clock.hpp"
 #include "util/log.hpp"
 #include "util/metrics.hpp"
@@ -8,6 +10,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
@@ -64,6 +67,145 @@ std::vector<std::pair<std::string, std::string>> parse_query(std::string_view q)
   return out;
 }
 
+// Keep-alive connections to other servers, on the server's io_context.
+class AsyncClientImpl final : public AsyncClient {
+ public:
+  explicit AsyncClientImpl(asio::io_context& ioc) : ioc_(ioc) {}
+
+  void request(std::string method, std::string url, std::string body, std::vector<Header> headers,
+               std::chrono::milliseconds timeout, Callback done) override {
+    outbound::Target target;
+    try {
+      target = outbound::parse_target(url);
+    } catch (...) {
+      done(ClientResponse{}, std::current_exception());
+      return;
+    }
+    auto req = std::make_shared<bhttp::request<bhttp::string_body>>(
+        outbound::make_request(method, target, std::move(body), headers));
+    asio::co_spawn(asio::make_strand(ioc_), exchange(std::move(target), req, timeout),
+                   [done = std::move(done)](std::exception_ptr e, ClientResponse r) {
+                     done(std::move(r), e);
+                   });
+  }
+
+ private:
+  using Stream = beast::tcp_stream;
+
+  std::unique_ptr<Stream> take(const std::string& key) {
+    std::lock_guard lock(mu_);
+    auto& list = idle_[key];
+    if (list.empty()) return nullptr;
+    auto s = std::move(list.back());
+    list.pop_back();
+    return s;
+  }
+  void give_back(const std::string& key, std::unique_ptr<Stream> s) {
+    std::lock_guard lock(mu_);
+    auto& list = idle_[key];
+    if (list.size() < kMaxIdlePerHost) list.push_back(std::move(s));
+  }
+
+  asio::awaitable<ClientResponse> exchange(outbound::Target t,
+                                           std::shared_ptr<bhttp::request<bhttp::string_body>> req,
+                                           std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    auto late = [&](const boost::system::error_code& ec) {
+      return ec == beast::error::timeout || ec == asio::error::operation_aborted;
+    };
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      auto stream = take(t.key);
+      const bool reused = stream != nullptr;
+      if (!stream) {
+        stream = std::make_unique<Stream>(co_await asio::this_coro::executor);
+        tcp::resolver resolver(co_await asio::this_coro::executor);
+        auto [rec, endpoints] = co_await resolver.async_resolve(t.host, t.port, kTuple);
+        if (rec) {
+          throw ClientError(ClientError::Kind::connect,
+                            "cannot resolve " + t.host + ": " + rec.message());
+        }
+        stream->expires_at(deadline);
+        auto [cec, ep] = co_await stream->async_connect(endpoints, kTuple);
+        if (late(cec)) {
+          throw ClientError(ClientError::Kind::timeout, "connecting to " + t.key + " timed out");
+        }
+        if (cec) {
+          throw ClientError(ClientError::Kind::connect,
+                            "cannot connect to " + t.key + ": " + cec.message());
+        }
+      }
+      stream->expires_at(deadline);
+      auto [ec, n] = co_await bhttp::async_write(*stream, *req, kTuple);
+      beast::flat_buffer buffer;
+      bhttp::response_parser<bhttp::string_body> parser;
+      parser.body_limit(kMaxResponseBytes);
+      if (!ec) std::tie(ec, n) = co_await bhttp::async_read(*stream, buffer, parser, kTuple);
+      if (ec) {
+        if (late(ec)) {
+          throw ClientError(ClientError::Kind::timeout, "no reply from " + t.key + " in time");
+        }
+        if (reused && attempt == 0 &&
+            (ec == bhttp::error::end_of_stream || ec == asio::error::connection_reset ||
+             ec == asio::error::broken_pipe || ec == asio::error::eof)) {
+          continue;  // a pooled connection the peer had closed
+        }
+        if (ec == bhttp::error::body_limit) {
+          throw ClientError(ClientError::Kind::protocol,
+                            "reply from " + t.key + " is larger than " +
+                                std::to_string(kMaxResponseBytes) + " bytes");
+        }
+        throw ClientError(ClientError::Kind::connect,
+                          "exchange with " + t.key + " failed: " + ec.message());
+      }
+      auto& res = parser.get();
+      ClientResponse out;
+      out.status = static_cast<int>(res.result_int());
+      for (const auto& f : res)
+        out.headers.push_back({std::string(f.name_string()), std::string(f.value())});
+      out.body = std::move(res.body());
+      if (res.keep_alive()) {
+        stream->expires_never();
+        give_back(t.key, std::move(stream));
+      }
+      co_return out;
+    }
+    throw ClientError(ClientError::Kind::connect, "exchange with " + t.key + " failed");
+  }
+
+  static constexpr std::size_t kMaxIdlePerHost = 64;
+  static constexpr std::size_t kMaxResponseBytes = 8 << 20;
+  asio::io_context& ioc_;
+  std::mutex mu_;
+  std::map<std::string, std::vector<std::unique_ptr<Stream>>> idle_;
+};
+
+// Runs a route's fast path and resumes the session when it answers (or declines).
+template <class Token>
+auto try_fast_path(const FastPath& fast, Request& req, Token&& token) {
+  return asio::async_initiate<Token, void(std::optional<Response>)>(
+      [&fast, &req](auto handler) {
+        using H = std::decay_t<decltype(handler)>;
+        auto shared = std::make_shared<H>(std::move(handler));
+        auto ex = asio::get_associated_executor(*shared);
+        auto once = std::make_shared<std::atomic<bool>>(false);
+        auto finish = [shared, ex, once](std::optional<Response> r) {
+          if (once->exchange(true)) return;
+          asio::dispatch(
+              ex, [shared, r = std::move(r)]() mutable { std::move (*shared)(std::move(r)); });
+        };
+        const Responder respond = [finish](Response r) { finish(std::move(r)); };
+        try {
+          if (!fast(req, respond)) finish(std::nullopt);
+        } catch (const Error& e) {
+          finish(error_response(e));
+        } catch (const std::exception& e) {
+          spdlog::error("{} {} failed: {}", req.method, req.target, e.what());
+          finish(error_response(Error(500, "Internal", "internal error; see the server log")));
+        }
+      },
+      token);
+}
+
 }  // namespace
 
 struct Server::Impl {
@@ -74,6 +216,7 @@ struct Server::Impl {
         acceptor(ioc),
         signals(ioc),
         grace_timer(ioc),
+        client(ioc),
         requests(m.counter("schemagate_http_requests_total", "HTTP requests served",
                            {"method", "route", "status"})),
         latency(m.histogram(
@@ -94,6 +237,7 @@ struct Server::Impl {
   tcp::acceptor acceptor;
   asio::signal_set signals;
   asio::steady_timer grace_timer;
+  AsyncClientImpl client;
   std::optional<asio::ssl::context> tls;
   util::MetricsRegistry::CounterFamily& requests;
   util::MetricsRegistry::HistogramFamily& latency;
@@ -313,33 +457,41 @@ struct Server::Impl {
       const std::string_view query = qmark == std::string::npos
                                          ? std::string_view{}
                                          : std::string_view(req.target).substr(qmark + 1);
-      Response res;
-      if (handler_pool) {
+      std::optional<Response> res;
+      Router::Match match;
+      try {
+        req.query = parse_query(query);
+        match = router.route(req);
+        route = match.pattern;
+      } catch (const Error& e) {
+        res = error_response(e);
+      }
+      if (!res && match.fast_path) {
+        res = co_await try_fast_path(*match.fast_path, req, asio::use_awaitable);
+      }
+      if (!res && handler_pool) {
         // Off the I/O thread: the handler may block; this coroutine resumes on its strand.
         res = co_await asio::co_spawn(
             handler_pool->get_executor(),
-            [&]() -> asio::awaitable<Response> { co_return dispatch(req, query, route); },
+            [&]() -> asio::awaitable<Response> { co_return dispatch(req, *match.handler); },
             asio::use_awaitable);
-      } else {
-        res = dispatch(req, query, route);
+      } else if (!res) {
+        res = dispatch(req, *match.handler);
       }
-      record(req.method, req.target, route, res, remote, bytes_in, started);
+      record(req.method, req.target, route, *res, remote, bytes_in, started);
       const bool again = keep_alive && !stopping;
-      if (res.stream) {
-        if (!co_await write_stream(stream, res, again) || !again) co_return;
+      if (res->stream) {
+        if (!co_await write_stream(stream, *res, again) || !again) co_return;
         continue;
       }
-      co_await write(stream, res, again, req.method == "HEAD");
+      co_await write(stream, *res, again, req.method == "HEAD");
       if (!again) co_return;
     }
   }
 
-  Response dispatch(Request& req, std::string_view query, const std::string*& route) {
+  Response dispatch(Request& req, const Handler& handler) {
     try {
-      req.query = parse_query(query);
-      const auto match = router.route(req);
-      route = match.pattern;
-      return (*match.handler)(req);
+      return handler(req);
     } catch (const Error& e) {
       return error_response(e);
     } catch (const std::exception& e) {
@@ -440,6 +592,9 @@ void Server::run() {
 }
 void Server::stop() {
   impl_->begin_shutdown();
+}
+AsyncClient& Server::async_client() {
+  return impl_->client;
 }
 
 }  // namespace schemagate::http

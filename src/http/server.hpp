@@ -1,9 +1,12 @@
 #pragma once
 
+#include "http/client.hpp"
 #include "http/router.hpp"
 
 #include <chrono>
 #include <cstddef>
+#include <exception>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -36,6 +39,19 @@ struct ServerOptions {
   std::string name = "schemagate";  // in the "<name> listening on <url>" log line
 };
 
+// HTTP calls run by the server's own I/O threads, so that no thread waits for the reply: for fast
+// paths that answer through a Responder. Keep-alive connections are pooled per host:port; a stale
+// pooled connection is retried once on a fresh one. `done` runs on an I/O thread with the
+// response, or with a ClientError in the exception_ptr.
+class AsyncClient {
+ public:
+  using Callback = std::function<void(ClientResponse, std::exception_ptr)>;
+  virtual ~AsyncClient() = default;
+  virtual void request(std::string method, std::string url, std::string body,
+                       std::vector<Header> headers, std::chrono::milliseconds timeout,
+                       Callback done) = 0;
+};
+
 // An HTTP/1.1 server on Boost.Beast and C++20 coroutines. Requests are routed through the
 // Router; failures become {"error":{...}} envelopes; every request is counted and timed in the
 // metrics registry. Shutdown stops accepting, closes idle keep-alive connections and lets
@@ -56,6 +72,9 @@ class Server {
 
   // Begins a graceful shutdown; safe from any thread.
   void stop();
+
+  // A client on this server's I/O threads; valid as long as the server.
+  AsyncClient& async_client();
 
  private:
   struct Impl;

@@ -128,6 +128,8 @@ int run(const Config& config, const StartHook& on_start) {
   api::add_gateway_routes(router, gateway, auth, config.json_limits);
 
   http::Server server(router, metrics, config.http);
+  // Gateway calls forward on the server's own I/O threads (no thread waits for an agent).
+  transport.use_async_client(&server.async_client());
   try {
     server.listen();
   } catch (const std::exception& e) {

@@ -2,21 +2,60 @@
 
 namespace schemagate::server {
 
+namespace {
+
+std::vector<http::Header> json_headers(
+    const std::vector<std::pair<std::string, std::string>>& extra) {
+  std::vector<http::Header> headers{{"Content-Type", "application/json"},
+                                    {"Accept", "application/json"}};
+  for (const auto& [name, value] : extra)
+    headers.push_back({name, value});
+  return headers;
+}
+
+}  // namespace
+
 exchange::AgentTransport::Reply HttpAgentTransport::post_json(
     const std::string& url, const std::string& body, std::chrono::milliseconds timeout,
     const std::vector<std::pair<std::string, std::string>>& extra) {
   try {
-    std::vector<http::Header> headers{{"Content-Type", "application/json"},
-                                      {"Accept", "application/json"}};
-    for (const auto& [name, value] : extra)
-      headers.push_back({name, value});
-    const auto res = client_.request("POST", url, body, headers, timeout);
+    const auto res = client_.request("POST", url, body, json_headers(extra), timeout);
     const auto type = res.header("Content-Type");
     return Reply{res.status, type ? std::string(*type) : std::string(), res.body};
   } catch (const http::ClientError& e) {
     if (e.kind() == http::ClientError::Kind::timeout) throw exchange::AgentTimeout(e.what());
     throw exchange::AgentUnreachable(e.what());
   }
+}
+
+void HttpAgentTransport::post_json_async(
+    const std::string& url, const std::string& body, std::chrono::milliseconds timeout,
+    const std::vector<std::pair<std::string, std::string>>& extra, ReplyCallback done) {
+  if (!async_) {
+    AgentTransport::post_json_async(url, body, timeout, extra, std::move(done));
+    return;
+  }
+  async_->request(
+      "POST", url, body, json_headers(extra), timeout,
+      [done = std::move(done)](http::ClientResponse res, std::exception_ptr error) {
+        if (error) {
+          try {
+            std::rethrow_exception(error);
+          } catch (const http::ClientError& e) {
+            if (e.kind() == http::ClientError::Kind::timeout) {
+              done(Reply{}, std::make_exception_ptr(exchange::AgentTimeout(e.what())));
+            } else {
+              done(Reply{}, std::make_exception_ptr(exchange::AgentUnreachable(e.what())));
+            }
+          } catch (const std::exception& e) {
+            done(Reply{}, std::make_exception_ptr(exchange::AgentUnreachable(e.what())));
+          }
+          return;
+        }
+        const auto type = res.header("Content-Type");
+        done(Reply{res.status, type ? std::string(*type) : std::string(), std::move(res.body)},
+             nullptr);
+      });
 }
 
 namespace {
