@@ -174,7 +174,7 @@ void add_registry_routes(http::Router& router, registry::RegistryService& servic
     });
     bj::array agents;
     for (const auto& e : page.agents)
-      agents.push_back(full ? bj::value(e.card.raw) : bj::value(summary(e.card)));
+      agents.push_back(full ? bj::value(e.card->raw) : bj::value(summary(*e.card)));
     bj::object body{{"agents", std::move(agents)}};
     if (page.next_cursor) body["next_cursor"] = *page.next_cursor;
     return http::Response::json(200, body);
@@ -187,7 +187,7 @@ void add_registry_routes(http::Router& router, registry::RegistryService& servic
     if (const auto inm = req.header("If-None-Match"); inm && *inm == tag) {
       r.status = 304;
     } else {
-      r = http::Response::json(200, entry.card.raw);
+      r = http::Response::json(200, entry.card->raw);
     }
     r.set_header("ETag", tag);
     r.set_header("Last-Modified", http_date(entry.updated_at_ms));
@@ -200,8 +200,8 @@ void add_registry_routes(http::Router& router, registry::RegistryService& servic
     return audited(req, "register", id && id->is_string() ? std::string(id->get_string()) : "",
                    [&] {
                      const auto reg = call([&] { return service.create(body); });
-                     auto r = http::Response::json(201, reg.entry.card.raw);
-                     r.set_header("Location", "/agents/" + reg.entry.card.id);
+                     auto r = http::Response::json(201, reg.entry.card->raw);
+                     r.set_header("Location", "/agents/" + reg.entry.card->id);
                      r.set_header("ETag", etag(reg.entry));
                      return r;
                    });
@@ -211,7 +211,7 @@ void add_registry_routes(http::Router& router, registry::RegistryService& servic
     return audited(req, "register", req.param("id"), [&] {
       const auto body = read_json_body(req, limits);
       const auto reg = call([&] { return service.put(req.param("id"), body); });
-      auto r = http::Response::json(reg.created ? 201 : 200, reg.entry.card.raw);
+      auto r = http::Response::json(reg.created ? 201 : 200, reg.entry.card->raw);
       r.set_header("ETag", etag(reg.entry));
       return r;
     });
@@ -238,8 +238,8 @@ void add_registry_routes(http::Router& router, registry::RegistryService& servic
       throw http::Error(400, "InvalidInput", "the body must be {\"url\": \"https://...\"}");
     return audited(req, "crawl", std::string(url->get_string()), [&] {
       const auto reg = call([&] { return service.crawl(std::string(url->get_string()), fetcher); });
-      auto r = http::Response::json(reg.created ? 201 : 200, reg.entry.card.raw);
-      r.set_header("Location", "/agents/" + reg.entry.card.id);
+      auto r = http::Response::json(reg.created ? 201 : 200, reg.entry.card->raw);
+      r.set_header("Location", "/agents/" + reg.entry.card->id);
       return r;
     });
   });

@@ -79,8 +79,8 @@ std::shared_ptr<const jsonschema::Schema> GatewayService::schema_for(const std::
 // One operation call, resolved and checked, ready to send.
 struct GatewayService::Call {
   registry::RegistryService::Entry entry;
-  registry::Operation op;
-  bj::value input;         // what the agent receives
+  const registry::Operation* op = nullptr;  // in entry.card, which the call holds
+  bj::value input;                          // what the agent receives
   std::string schema_key;  // card revision + operation: compiled schemas are cached under it
   unsigned limit = 0;
   std::chrono::milliseconds timeout{0};
@@ -95,7 +95,7 @@ GatewayService::Call GatewayService::prepare(std::string_view agent_id, std::str
   } catch (const registry::RegistryError& e) {
     throw GatewayError(404, "NotFound", e.what());
   }
-  const auto& card = call.entry.card;
+  const auto& card = *call.entry.card;
   call.input = input_value;
   std::string op_name(operation);
   if (op_name.empty() && call.input.is_object()) {
@@ -125,7 +125,7 @@ GatewayService::Call GatewayService::prepare(std::string_view agent_id, std::str
                          : "agent \"" + card.id + "\" has no operation \"" + op_name + "\"") +
             " (" + names + "); name one in the path or in \"operation\"");
   }
-  call.op = *op;
+  call.op = op;
   call.schema_key = card.id + "#" + std::to_string(call.entry.revision) + "#" + op->name;
   call.limit = limits_.max_concurrency_per_agent;
   if (const auto* m = card.raw.if_contains("max_concurrency");
@@ -137,12 +137,12 @@ GatewayService::Call GatewayService::prepare(std::string_view agent_id, std::str
       t && t->is_int64() && t->get_int64() > 0) {
     call.timeout = std::chrono::milliseconds(t->get_int64());
   }
-  if (call.op.scenario.empty() && !call.op.input_schema.is_null()) {
+  if (call.op->scenario.empty() && !call.op->input_schema.is_null()) {
     const auto check =
-        schema_for(call.schema_key + "#in", call.op.input_schema)->evaluate(call.input);
+        schema_for(call.schema_key + "#in", call.op->input_schema)->evaluate(call.input);
     if (!check.valid) {
       throw GatewayError(400, "InvalidInput",
-                         "the input does not match operation \"" + call.op.name + "\" of " +
+                         "the input does not match operation \"" + call.op->name + "\" of " +
                              card.id + ": " + check.errors.front().instance_location + " " +
                              check.errors.front().error,
                          bj::object{{"violations", check.violations()}});
@@ -154,7 +154,7 @@ GatewayService::Call GatewayService::prepare(std::string_view agent_id, std::str
 // An operation that names a scenario runs through the seed-000 exchange.
 bj::value GatewayService::run_scenario(const Call& call, const registry::Caller& caller) {
   try {
-    const auto n = exchange_.negotiate(call.op.scenario, "", std::nullopt);
+    const auto n = exchange_.negotiate(call.op->scenario, "", std::nullopt);
     return exchange_.submit(n.body.at("schema_id").as_string(), call.input, caller.client_id);
   } catch (const exchange::ExchangeError& e) {
     const auto c = exchange::contract_of(e.kind());
@@ -195,7 +195,7 @@ GatewayError unreachable_error(const std::string& agent, const std::exception& e
 }  // namespace
 
 bj::value GatewayService::check_reply(const Call& call, int status, const std::string& body) {
-  const auto& id = call.entry.card.id;
+  const auto& id = call.entry.card->id;
   if (status < 200 || status > 299) {
     throw GatewayError(502, "AgentError",
                        "agent \"" + id + "\" answered HTTP " + std::to_string(status),
@@ -208,9 +208,9 @@ bj::value GatewayService::check_reply(const Call& call, int status, const std::s
     throw GatewayError(502, "InvalidAgentResponse",
                        std::string("the agent's reply is not JSON: ") + e.what());
   }
-  if (!call.op.output_schema.is_null()) {
+  if (!call.op->output_schema.is_null()) {
     const auto check =
-        schema_for(call.schema_key + "#out", call.op.output_schema)->evaluate(answer);
+        schema_for(call.schema_key + "#out", call.op->output_schema)->evaluate(answer);
     if (!check.valid) {
       throw GatewayError(502, "InvalidAgentResponse",
                          "the agent's reply does not match the output schema: " +
@@ -225,12 +225,12 @@ bj::value GatewayService::check_reply(const Call& call, int status, const std::s
 bj::value GatewayService::invoke_one(std::string_view agent_id, std::string_view operation,
                                      const bj::value& input_value, const registry::Caller& caller) {
   const Call call = prepare(agent_id, operation, input_value, caller);
-  if (!call.op.scenario.empty()) return run_scenario(call, caller);
-  const auto& id = call.entry.card.id;
+  if (!call.op->scenario.empty()) return run_scenario(call, caller);
+  const auto& id = call.entry.card->id;
   const Slot slot(mu_, in_flight_, id, call.limit);
   exchange::AgentTransport::Reply reply;
   try {
-    reply = transport_.post_json(call.op.endpoint, bj::serialize(call.input), call.timeout,
+    reply = transport_.post_json(call.op->endpoint, bj::serialize(call.input), call.timeout,
                                  credentials_for(id));
   } catch (const exchange::AgentTimeout&) {
     throw timeout_error(id, call.timeout);
@@ -245,11 +245,11 @@ bool GatewayService::invoke_async(std::string_view agent_id, std::string_view op
                                   InvokeCallback done) {
   if (!body.is_object()) return false;
   auto call = std::make_shared<Call>(prepare(agent_id, operation, body, caller));
-  if (!call->op.scenario.empty()) return false;
-  const std::string id = call->entry.card.id;
+  if (!call->op->scenario.empty()) return false;
+  const std::string id = call->entry.card->id;
   auto slot = std::make_shared<Slot>(mu_, in_flight_, id, call->limit);
   transport_.post_json_async(
-      call->op.endpoint, bj::serialize(call->input), call->timeout, credentials_for(id),
+      call->op->endpoint, bj::serialize(call->input), call->timeout, credentials_for(id),
       [this, call, slot, done = std::move(done)](exchange::AgentTransport::Reply reply,
                                                  std::exception_ptr error) mutable {
         slot.reset();
@@ -259,9 +259,9 @@ bool GatewayService::invoke_async(std::string_view agent_id, std::string_view op
           if (error) std::rethrow_exception(error);
           out.body = check_reply(*call, reply.status, reply.body);
         } catch (const exchange::AgentTimeout&) {
-          failure = std::make_exception_ptr(timeout_error(call->entry.card.id, call->timeout));
+          failure = std::make_exception_ptr(timeout_error(call->entry.card->id, call->timeout));
         } catch (const exchange::AgentUnreachable& e) {
-          failure = std::make_exception_ptr(unreachable_error(call->entry.card.id, e));
+          failure = std::make_exception_ptr(unreachable_error(call->entry.card->id, e));
         } catch (...) {
           failure = std::current_exception();
         }
@@ -335,15 +335,15 @@ std::unique_ptr<EventStream> GatewayService::invoke_stream(std::string_view agen
   bj::value input = body;
   const bool stream_flag = input.get_object().erase("stream") > 0;
   Call call = prepare(agent_id, operation, input, caller);
-  if (!call.op.scenario.empty()) {
+  if (!call.op->scenario.empty()) {
     return std::make_unique<SingleEvent>(sse_event("result", run_scenario(call, caller)));
   }
   if (stream_flag) call.input.get_object()["stream"] = true;  // §6.3: the agent's own parameter
-  const auto& id = call.entry.card.id;
+  const auto& id = call.entry.card->id;
   auto slot = std::make_unique<Slot>(mu_, in_flight_, id, call.limit);
   std::unique_ptr<exchange::AgentTransport::Stream> up;
   try {
-    up = transport_.post_for_stream(call.op.endpoint, bj::serialize(call.input), call.timeout,
+    up = transport_.post_for_stream(call.op->endpoint, bj::serialize(call.input), call.timeout,
                                     credentials_for(id));
   } catch (const exchange::AgentTimeout&) {
     throw timeout_error(id, call.timeout);

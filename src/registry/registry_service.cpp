@@ -199,9 +199,9 @@ embed::Vector RegistryService::embed_query(const std::string& query) const {
   }
 }
 
-RegistryService::Entry RegistryService::entry_from(const AgentCard& card) {
-  const auto& m = meta_.at(card.id);
-  return Entry{card, m.first, m.second};
+RegistryService::Entry RegistryService::entry_from(std::shared_ptr<const AgentCard> card) {
+  const auto& m = meta_.at(card->id);
+  return Entry{std::move(card), m.first, m.second};
 }
 
 RegistryService::Registered RegistryService::store_card(const bj::value& body,
@@ -231,7 +231,8 @@ RegistryService::Registered RegistryService::store_card(const bj::value& body,
   }
   index_.upsert(card, {}, vector);
   meta_[card.id] = {doc.revision, doc.updated_at_ms};
-  return Registered{Entry{std::move(card), doc.revision, doc.updated_at_ms}, doc.revision == 1};
+  return Registered{Entry{index_.share(card.id), doc.revision, doc.updated_at_ms},
+                    doc.revision == 1};
 }
 
 RegistryService::Registered RegistryService::create(const bj::value& body) {
@@ -350,7 +351,7 @@ RegistryService::Entry RegistryService::get(std::string_view id, const Caller& c
   if (!card || !caller.may_see(*card)) {
     throw RegistryError(Kind::not_found, "no agent \"" + std::string(id) + "\"");
   }
-  return entry_from(*card);
+  return entry_from(index_.share(id));
 }
 
 RegistryService::Page RegistryService::list(const Filters& filters, std::string_view cursor,
@@ -363,8 +364,8 @@ RegistryService::Page RegistryService::list(const Filters& filters, std::string_
       [&](const AgentCard& c) { return caller.may_see(c); }, more);
   Page page;
   for (const auto* c : cards)
-    page.agents.push_back(entry_from(*c));
-  if (more && !page.agents.empty()) page.next_cursor = encode_cursor(page.agents.back().card.id);
+    page.agents.push_back(entry_from(index_.share(c->id)));
+  if (more && !page.agents.empty()) page.next_cursor = encode_cursor(page.agents.back().card->id);
   return page;
 }
 

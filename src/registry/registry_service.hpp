@@ -71,7 +71,7 @@ class RegistryService {
   RegistryService(store::Store& store, const util::Clock& clock, Options options);
 
   struct Entry {
-    AgentCard card;
+    std::shared_ptr<const AgentCard> card;  // immutable: a change replaces it
     std::int64_t revision = 0;
     std::int64_t updated_at_ms = 0;
   };
@@ -110,7 +110,7 @@ class RegistryService {
 
  private:
   Registered store_card(const boost::json::value& body, std::optional<std::int64_t> expected);
-  Entry entry_from(const AgentCard& card);
+  Entry entry_from(std::shared_ptr<const AgentCard> card);
   embed::Vector embed_card(const AgentCard& card) const;
   embed::Vector embed_query(const std::string& query) const;
 

@@ -83,7 +83,7 @@ constexpr float kDenseOnlyFloor = 0.3f;
 constexpr double kB = 0.5;
 
 struct Doc {
-  AgentCard card;
+  std::shared_ptr<const AgentCard> card;  // shared with callers: never copied per request
   std::array<std::unordered_map<std::string, std::uint32_t>, kFields> tf;
   std::array<std::uint32_t, kFields> length{};
   bool alive = true;
@@ -200,7 +200,7 @@ void SearchIndex::Impl::fuse(const embed::Vector& query_vector, const std::vecto
     if (lex == 0.0f && n.similarity < kDenseOnlyFloor) continue;
     const double score = fused(lex, n.similarity);
     offer(score);
-    hits.push_back({&docs[n.slot].card, score});
+    hits.push_back({docs[n.slot].card.get(), score});
   }
   std::unordered_set<std::uint32_t> seen;
   for (const auto& n : neighbours)
@@ -214,7 +214,7 @@ void SearchIndex::Impl::fuse(const embed::Vector& query_vector, const std::vecto
       score = fused(lex, vectors.similarity(slot, query_vector));
       offer(score);
     }
-    hits.push_back({&docs[slot].card, score});
+    hits.push_back({docs[slot].card.get(), score});
   }
 }
 
@@ -226,7 +226,7 @@ void SearchIndex::upsert(const AgentCard& card, const std::vector<std::string>& 
                          const embed::Vector& vector) {
   remove(card.id);
   Doc d;
-  d.card = card;
+  d.card = std::make_shared<const AgentCard>(card);
   impl_->add_text(d, kName, card.name);
   impl_->add_text(d, kName, card.id);
   for (const auto& c : card.capabilities)
@@ -277,7 +277,12 @@ void SearchIndex::remove(std::string_view id) {
 
 const AgentCard* SearchIndex::find(std::string_view id) const {
   const auto it = impl_->by_id.find(id);
-  return it == impl_->by_id.end() ? nullptr : &impl_->docs[it->second].card;
+  return it == impl_->by_id.end() ? nullptr : impl_->docs[it->second].card.get();
+}
+
+std::shared_ptr<const AgentCard> SearchIndex::share(std::string_view id) const {
+  const auto it = impl_->by_id.find(id);
+  return it == impl_->by_id.end() ? nullptr : impl_->docs[it->second].card;
 }
 
 std::size_t SearchIndex::size() const {
@@ -293,7 +298,7 @@ SearchIndex::Result SearchIndex::search(std::string_view query, const embed::Vec
   const double n = static_cast<double>(std::max<std::size_t>(impl_->alive, 1));
   if (terms.empty() || !ranked) {
     for (const auto& [id, slot] : impl_->by_id) {
-      const auto& card = impl_->docs[slot].card;
+      const auto& card = *impl_->docs[slot].card;
       if (filters.matches(card) && visible(card)) hits.push_back({&card, 0.0});
     }
     if (!terms.empty()) {  // unranked but still only matching cards
@@ -340,7 +345,7 @@ SearchIndex::Result SearchIndex::search(std::string_view query, const embed::Vec
     }
     const auto admit = [&](std::uint32_t slot) {
       const Doc& d = impl_->docs[slot];
-      return d.alive && filters.matches(d.card) && visible(d.card);
+      return d.alive && filters.matches(*d.card) && visible(*d.card);
     };
     std::vector<std::uint32_t> candidates;
     for (const auto slot : touched) {
@@ -351,7 +356,7 @@ SearchIndex::Result SearchIndex::search(std::string_view query, const embed::Vec
       // Scores in [0, 1]: saturating in the raw BM25F score.
       for (const auto slot : candidates) {
         const double s = acc[slot];
-        hits.push_back({&impl_->docs[slot].card, s / (s + 5.0)});
+        hits.push_back({impl_->docs[slot].card.get(), s / (s + 5.0)});
       }
     } else {
       impl_->fuse(query_vector, acc, candidates, admit, skip + top, hits);
@@ -378,7 +383,7 @@ std::vector<const AgentCard*> SearchIndex::list(const Filters& filters, std::str
   std::vector<const AgentCard*> out;
   more = false;
   for (auto it = impl_->by_id.upper_bound(after_id); it != impl_->by_id.end(); ++it) {
-    const auto& card = impl_->docs[it->second].card;
+    const auto& card = *impl_->docs[it->second].card;
     if (!filters.matches(card) || !visible(card)) continue;
     if (out.size() == limit) {
       more = true;

@@ -47,6 +47,7 @@ class SearchIndex {
               const embed::Vector& vector = {});
   void remove(std::string_view id);
   const AgentCard* find(std::string_view id) const;
+  std::shared_ptr<const AgentCard> share(std::string_view id) const;
   std::size_t size() const;
 
   using Visible = std::function<bool(const AgentCard&)>;
