@@ -97,7 +97,7 @@ int main(int argc, char** argv) {
   auto store = store::open_store({(dir / "bench.db").string()}, clock);
   double service_s = 0, restart_s = 0;
   {
-    registry::RegistryService service(*store, clock, {embedder.get()});
+    registry::RegistryService service(*store, clock, {embedder.get(), 10000, {}});
     const auto t1 = Clock::now();
     for (std::size_t i = 0; i < durable; ++i)
       service.create(make_card(i));
@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
   }
   {
     const auto t2 = Clock::now();  // a restart: cards and stored vectors read back, no embedding
-    registry::RegistryService reopened(*store, clock, {embedder.get()});
+    registry::RegistryService reopened(*store, clock, {embedder.get(), 10000, {}});
     restart_s = std::chrono::duration<double>(Clock::now() - t2).count();
   }
 

@@ -182,6 +182,28 @@ bj::array ExchangeService::list_scenarios() {
   return out;
 }
 
+std::vector<std::string> ExchangeService::key_descriptions(std::string_view scenario) {
+  std::vector<std::string> out;
+  try {
+    const auto located = load_template(scenario, latest_version(scenario));
+    for (const auto& key : located->tmpl.keys) {
+      if (key.name == kOtherKey) continue;
+      std::string text = key.name;
+      if (key.description.is_string()) {
+        text += ": " + std::string(key.description.get_string());
+      } else if (key.description.is_object()) {
+        for (const auto& [lang, d] : key.description.get_object()) {
+          if (d.is_string()) text += ": " + std::string(d.get_string());
+        }
+      }
+      out.push_back(std::move(text));
+    }
+  } catch (const ExchangeError&) {
+    // Not published (yet): the card is indexed without its template's words.
+  }
+  return out;
+}
+
 std::string ExchangeService::latest_version(std::string_view scenario) {
   const auto index = store_.get(kScenarios, scenario);
   if (!index) {

@@ -108,6 +108,10 @@ class ExchangeService {
   boost::json::object updates(std::string_view scenario, std::string_view client_id,
                               std::optional<std::int64_t> since_ms);
 
+  // The searchable text of a scenario's latest template: each key's name and descriptions (all
+  // languages). Empty when nothing is published under that name.
+  std::vector<std::string> key_descriptions(std::string_view scenario);
+
   // What `other` becomes before it is stored: control characters removed, whitespace trimmed,
   // at most max_other_chars characters.
   std::string sanitize_other(std::string_view text) const;

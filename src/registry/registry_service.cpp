@@ -24,29 +24,31 @@ namespace {
 constexpr std::string_view kAgents = "agents";
 constexpr std::string_view kVectors = "agent_vectors";
 
-std::string text_hash(const AgentCard& card) {
-  return std::to_string(util::fnv1a64(embedding_text(card)));
+std::string text_hash(const AgentCard& card, const std::vector<std::string>& extra) {
+  return std::to_string(util::fnv1a64(embedding_text(card, extra)));
 }
 
 bj::object vector_document(const std::string& model, const AgentCard& card,
-                           const embed::Vector& v) {
+                           const std::vector<std::string>& extra, const embed::Vector& v) {
   return bj::object{
       {"model", model},
-      {"text_hash", text_hash(card)},
+      {"text_hash", text_hash(card, extra)},
       {"vector", util::encode_base64(std::string_view(reinterpret_cast<const char*>(v.data()),
                                                       v.size() * sizeof(float)))}};
 }
 
 // The stored vector when it was computed by `model` from the card's current text, else empty.
-embed::Vector stored_vector(const bj::value& body, const std::string& model,
-                            const AgentCard& card) {
+embed::Vector stored_vector(const bj::value& body, const std::string& model, const AgentCard& card,
+                            const std::vector<std::string>& extra) {
   const auto* o = body.if_object();
   if (!o) return {};
   const auto* m = o->if_contains("model");
   const auto* h = o->if_contains("text_hash");
   const auto* v = o->if_contains("vector");
   if (!m || !h || !v || !m->is_string() || !h->is_string() || !v->is_string()) return {};
-  if (m->get_string() != model.c_str() || h->get_string() != text_hash(card).c_str()) return {};
+  if (m->get_string() != model.c_str() || h->get_string() != text_hash(card, extra).c_str()) {
+    return {};
+  }
   std::string bytes;
   if (!util::decode_base64(v->get_string(), bytes) || bytes.size() % sizeof(float) != 0) return {};
   embed::Vector out(bytes.size() / sizeof(float));
@@ -116,16 +118,17 @@ RegistryService::RegistryService(store::Store& store, const util::Clock& clock, 
     : store_(store),
       clock_(clock),
       embedder_(options.embedder),
+      scenario_text_(std::move(options.scenario_text)),
       index_(options.exact_vector_search_below) {
   const std::string model = embedder_ ? embedder_->model() : std::string();
   // Cards whose stored vector is missing or stale, embedded in batches after the scan.
-  std::vector<AgentCard> pending;
+  std::vector<std::pair<AgentCard, std::vector<std::string>>> pending;
   std::size_t reused = 0;
   auto flush = [&] {
     if (pending.empty()) return;
     std::vector<std::string> texts;
-    for (const auto& c : pending)
-      texts.push_back(embedding_text(c));
+    for (const auto& [c, extra] : pending)
+      texts.push_back(embedding_text(c, extra));
     std::vector<embed::Vector> vectors;
     try {
       vectors = embedder_->embed(texts);
@@ -137,10 +140,11 @@ RegistryService::RegistryService(store::Store& store, const util::Clock& clock, 
     }
     std::vector<store::Write> writes;
     for (std::size_t i = 0; i < pending.size(); ++i) {
-      index_.upsert(pending[i], {}, vectors[i]);
+      const auto& [card, extra] = pending[i];
+      index_.upsert(card, extra, vectors[i]);
       if (!vectors[i].empty()) {
-        writes.push_back(store::Write::put(std::string(kVectors), pending[i].id,
-                                           vector_document(model, pending[i], vectors[i])));
+        writes.push_back(store::Write::put(std::string(kVectors), card.id,
+                                           vector_document(model, card, extra, vectors[i])));
       }
     }
     if (!writes.empty()) store_.commit(writes);
@@ -154,18 +158,20 @@ RegistryService::RegistryService(store::Store& store, const util::Clock& clock, 
       auto* card = std::get_if<AgentCard>(&parsed);
       if (!card) continue;
       meta_[card->id] = {d.revision, d.updated_at_ms};
+      auto extra = extra_text(*card);
       embed::Vector v;
       if (embedder_) {
-        if (const auto doc = store_.get(kVectors, card->id))
-          v = stored_vector(doc->body, model, *card);
+        if (const auto doc = store_.get(kVectors, card->id)) {
+          v = stored_vector(doc->body, model, *card, extra);
+        }
         if (v.empty()) {
-          pending.push_back(std::move(*card));
+          pending.emplace_back(std::move(*card), std::move(extra));
           if (pending.size() == 256) flush();
           continue;
         }
         ++reused;
       }
-      index_.upsert(*card, {}, v);
+      index_.upsert(*card, extra, v);
     }
     if (!page.next_after_key) break;
     after = *page.next_after_key;
@@ -177,10 +183,22 @@ RegistryService::RegistryService(store::Store& store, const util::Clock& clock, 
   }
 }
 
-embed::Vector RegistryService::embed_card(const AgentCard& card) const {
+std::vector<std::string> RegistryService::extra_text(const AgentCard& card) const {
+  std::vector<std::string> out;
+  if (!scenario_text_) return out;
+  for (const auto& op : card.operations) {
+    if (op.scenario.empty()) continue;
+    for (auto& t : scenario_text_(op.scenario))
+      out.push_back(std::move(t));
+  }
+  return out;
+}
+
+embed::Vector RegistryService::embed_card(const AgentCard& card,
+                                          const std::vector<std::string>& extra) const {
   if (!embedder_) return {};
   try {
-    return embedder_->embed({embedding_text(card)}).at(0);
+    return embedder_->embed({embedding_text(card, extra)}).at(0);
   } catch (const std::exception& e) {
     // The card is still registered and found lexically; the next start embeds it again.
     spdlog::warn("{}", "registry: cannot embed agent \"" + card.id + "\": " + e.what());
@@ -213,13 +231,14 @@ RegistryService::Registered RegistryService::store_card(const bj::value& body,
     card.raw["last_update"] = util::format_rfc3339(clock_.now());
   }
   // Embedding may be a network call: it happens before the index is locked.
-  const embed::Vector vector = embed_card(card);
+  const auto extra = extra_text(card);
+  const embed::Vector vector = embed_card(card, extra);
   std::vector<store::Write> writes{
       store::Write::put(std::string(kAgents), card.id, card.raw, expected)};
-  writes.push_back(vector.empty()
-                       ? store::Write::remove(std::string(kVectors), card.id)
-                       : store::Write::put(std::string(kVectors), card.id,
-                                           vector_document(embedder_->model(), card, vector)));
+  writes.push_back(
+      vector.empty() ? store::Write::remove(std::string(kVectors), card.id)
+                     : store::Write::put(std::string(kVectors), card.id,
+                                         vector_document(embedder_->model(), card, extra, vector)));
   std::unique_lock lock(mu_);
   store::Document doc;
   try {
@@ -229,7 +248,7 @@ RegistryService::Registered RegistryService::store_card(const bj::value& body,
         Kind::conflict,
         "agent \"" + card.id + "\" is already registered; PUT /agents/" + card.id + " replaces it");
   }
-  index_.upsert(card, {}, vector);
+  index_.upsert(card, extra, vector);
   meta_[card.id] = {doc.revision, doc.updated_at_ms};
   return Registered{Entry{index_.share(card.id), doc.revision, doc.updated_at_ms},
                     doc.revision == 1};

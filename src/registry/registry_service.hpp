@@ -5,6 +5,7 @@
 
 #include <boost/json/value.hpp>
 
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <shared_mutex>
@@ -66,6 +67,9 @@ class RegistryService {
   struct Options {
     embed::Embedder* embedder = nullptr;  // null: lexical search only
     std::size_t exact_vector_search_below = 10000;
+    // The key descriptions of a scenario's template, indexed with every card whose operations
+    // name that scenario (the exchange supplies them; the registry does not know templates).
+    std::function<std::vector<std::string>(const std::string& scenario)> scenario_text;
   };
   RegistryService(store::Store& store, const util::Clock& clock);
   RegistryService(store::Store& store, const util::Clock& clock, Options options);
@@ -111,12 +115,14 @@ class RegistryService {
  private:
   Registered store_card(const boost::json::value& body, std::optional<std::int64_t> expected);
   Entry entry_from(std::shared_ptr<const AgentCard> card);
-  embed::Vector embed_card(const AgentCard& card) const;
+  std::vector<std::string> extra_text(const AgentCard& card) const;
+  embed::Vector embed_card(const AgentCard& card, const std::vector<std::string>& extra) const;
   embed::Vector embed_query(const std::string& query) const;
 
   store::Store& store_;
   const util::Clock& clock_;
   embed::Embedder* embedder_;
+  std::function<std::vector<std::string>(const std::string&)> scenario_text_;
   mutable std::shared_mutex mu_;  // the index: many searches, few registrations
   SearchIndex index_;
   std::unordered_map<std::string, std::pair<std::int64_t, std::int64_t>>

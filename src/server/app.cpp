@@ -87,8 +87,10 @@ int run(const Config& config, const StartHook& on_start) {
     return 1;
   }
   if (embedder) spdlog::info("search: hybrid ranking with {} embeddings", embedder->model());
-  registry::RegistryService registry(*store, clock,
-                                     {embedder.get(), config.search.exact_vector_search_below});
+  registry::RegistryService registry(
+      *store, clock,
+      {embedder.get(), config.search.exact_vector_search_below,
+       [&exchange](const std::string& scenario) { return exchange.key_descriptions(scenario); }});
   spdlog::info("registry: {} agents indexed", registry.size());
   gateway::GatewayLimits gateway_limits;
   gateway_limits.agent_timeout = config.exchange.agent_timeout;

@@ -327,6 +327,28 @@ TEST_F(RegistryTest, AnUnreachableEmbedderDegradesSearchToLexical) {
   EXPECT_NE(server_->process->stderr_text().find("cannot embed"), std::string::npos);
 }
 
+TEST_F(RegistryTest, SearchReadsTheKeyDescriptionsOfAnOperationsTemplate) {
+  const auto tmpl = bj::parse(R"({"schema_id": "pet_grooming_v1", "scenario": "pet_grooming",
+    "keys": [{"key_name": "breed", "key_type": "string", "required": true,
+              "semantic_description": {"en": "Dog or cat breed, e.g. poodle.", "fr": "Race."}}]})");
+  ASSERT_EQ(c_->request("PUT", "/scenarios/pet_grooming/versions/1.0.0", bj::serialize(tmpl),
+                        {{"Content-Type", "application/json"}})
+                .status,
+            201);
+  auto card = agent("groomer", "Salon bookings", "Takes appointments.", {"booking"});
+  card["operations"] = bj::array{bj::object{{"name", "book"}, {"scenario", "pet_grooming"}}};
+  ASSERT_EQ(add(card).status, 201);
+  ASSERT_EQ(
+      add(agent("hair", "Hair salon", "Takes appointments for haircuts.", {"booking"})).status,
+      201);
+  // "poodle" is only in the template's key description.
+  const auto r = search(R"({"query": "poodle"})");
+  ASSERT_GE(r.at("count").as_int64(), 1) << r;
+  EXPECT_EQ(r.at("results").at(0).at("id"), "groomer");
+  restart();  // indexed the same way after a restart
+  EXPECT_EQ(search(R"({"query": "poodle"})").at("results").at(0).at("id"), "groomer");
+}
+
 TEST_F(RegistryTest, CrawlsSeedAndA2aCards) {
   schemagate::testing::Agent site;
   const auto seed = c_->post_json("/agents:crawl", R"({"url": ")" + site.url("") + R"("})");
