@@ -369,6 +369,26 @@ TEST_F(RegistryTest, CrawlsSeedAndA2aCards) {
   EXPECT_EQ(c_->post_json("/agents:crawl", R"({"url": "ftp://x"})").status, 400);
 }
 
+TEST_F(RegistryTest, AcknowledgedRegistrationsSurviveKill9) {
+  for (int i = 0; i < 30; ++i) {
+    ASSERT_EQ(add(agent("a" + std::to_string(i), "Agent " + std::to_string(i),
+                        "Forecasts the weather for city " + std::to_string(i) + ".", {"weather"}))
+                  .status,
+              201);
+  }
+  server_->process->signal(SIGKILL);
+  server_->process->wait(20s);
+  server_ = std::make_unique<Server>(dir_);
+  c_ = std::make_unique<HttpClient>("127.0.0.1", server_->port);
+  for (int i = 0; i < 30; ++i)
+    EXPECT_EQ(c_->get("/agents/a" + std::to_string(i)).status, 200) << i;
+  // Cards and their vectors were written together: none has to be embedded again.
+  EXPECT_NE(server_->process->stderr_text().find("30 stored glove-100d-sif1 vectors reused"),
+            std::string::npos)
+      << server_->process->stderr_text();
+  EXPECT_EQ(search(R"({"query": "rain", "top": 50})").at("count"), 30);
+}
+
 TEST_F(RegistryTest, TheIndexSurvivesARestart) {
   populate();
   server_->process->signal(SIGTERM);
