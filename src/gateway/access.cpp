@@ -84,13 +84,13 @@ AccessControl::AccessControl(store::Store& store, const util::Clock& clock,
     while (!stopping_) {
       audit_cv_.wait_for(lock, std::chrono::milliseconds(50));
       if (audit_queue_.empty() && usage_dirty_.empty()) continue;
-      std::vector<bj::value> batch;
+      std::vector<AuditRecord> batch;
       batch.swap(audit_queue_);
       std::map<std::string, std::uint64_t> usage;
       usage.swap(usage_dirty_);
       lock.unlock();
       try {
-        if (!batch.empty()) store_.append_events(kAudit, batch);
+        if (!batch.empty()) store_.append_events(kAudit, to_events(batch));
         std::vector<store::Write> writes;
         for (const auto& [key, count] : usage) {
           writes.push_back(
@@ -105,6 +105,21 @@ AccessControl::AccessControl(store::Store& store, const util::Clock& clock,
   });
 }
 
+std::vector<bj::value> AccessControl::to_events(const std::vector<AuditRecord>& records) {
+  std::vector<bj::value> out;
+  out.reserve(records.size());
+  for (const auto& r : records) {
+    out.push_back(bj::object{{"at", util::format_rfc3339(std::chrono::system_clock::time_point(
+                                        std::chrono::milliseconds(r.at_ms)))},
+                             {"client_id", r.client_id},
+                             {"action", r.action},
+                             {"target", r.target},
+                             {"status", r.status},
+                             {"latency_ms", std::round(r.latency_ms * 1000) / 1000}});
+  }
+  return out;
+}
+
 AccessControl::~AccessControl() {
   {
     std::lock_guard lock(audit_mu_);
@@ -116,14 +131,14 @@ AccessControl::~AccessControl() {
 }
 
 void AccessControl::flush_audit() {
-  std::vector<bj::value> batch;
+  std::vector<AuditRecord> batch;
   std::map<std::string, std::uint64_t> usage;
   {
     std::lock_guard lock(audit_mu_);
     batch.swap(audit_queue_);
     usage.swap(usage_dirty_);
   }
-  if (!batch.empty()) store_.append_events(kAudit, batch);
+  if (!batch.empty()) store_.append_events(kAudit, to_events(batch));
   std::vector<store::Write> writes;
   for (const auto& [key, count] : usage) {
     writes.push_back(store::Write::put(std::string(kUsage), key, bj::object{{"requests", count}}));
@@ -209,14 +224,10 @@ int AccessControl::take_token(const Principal& p) {
 
 void AccessControl::audit(const std::string& client_id, std::string_view action,
                           std::string_view target, int status, double latency_ms) {
-  bj::object entry{{"at", util::format_rfc3339(clock_.now())},
-                   {"client_id", client_id},
-                   {"action", action},
-                   {"target", target},
-                   {"status", status},
-                   {"latency_ms", std::round(latency_ms * 1000) / 1000}};
+  AuditRecord record{clock_.now_unix_ms(), client_id, std::string(action),
+                     std::string(target),  status,    latency_ms};
   std::lock_guard lock(audit_mu_);
-  audit_queue_.push_back(std::move(entry));
+  audit_queue_.push_back(std::move(record));
 }
 
 bj::array AccessControl::audit_tail(std::size_t limit) {

@@ -81,7 +81,16 @@ class AccessControl {
   mutable std::mutex mu_;
   std::mutex audit_mu_;
   std::condition_variable audit_cv_;
-  std::vector<boost::json::value> audit_queue_;
+  // Records wait as plain fields: the JSON (and its RFC 3339 timestamp) is built by the writer
+  // thread, off the request path.
+  struct AuditRecord {
+    std::int64_t at_ms;
+    std::string client_id, action, target;
+    int status;
+    double latency_ms;
+  };
+  static std::vector<boost::json::value> to_events(const std::vector<AuditRecord>& records);
+  std::vector<AuditRecord> audit_queue_;
   bool stopping_ = false;
   std::thread audit_writer_;
   struct Bucket {

@@ -132,15 +132,18 @@ void Router::add_fast_path(const std::string& method, const std::string& pattern
 Router::Match Router::route(Request& request) const {
   const auto parts = split_path(request.path);
   const Route* best = nullptr;
-  std::set<std::string> allowed;
-  const std::string& method = request.method == "HEAD" ? std::string("GET") : request.method;
+  const std::string_view method =
+      request.method == "HEAD" ? std::string_view("GET") : std::string_view(request.method);
   for (const auto& r : routes_) {
-    if (!match(r, parts, nullptr)) continue;
-    allowed.insert(r.method);
-    if (r.method != method) continue;
+    if (r.method != method || !match(r, parts, nullptr)) continue;
     if (!best || more_specific(r, *best)) best = &r;
   }
   if (!best) {
+    // Only now: which methods the path would take (for 405 and its Allow header).
+    std::set<std::string> allowed;
+    for (const auto& r : routes_) {
+      if (match(r, parts, nullptr)) allowed.insert(r.method);
+    }
     if (allowed.empty()) {
       throw Error(404, "NotFound", "no route for " + request.path);
     }
