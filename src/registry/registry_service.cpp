@@ -150,6 +150,18 @@ RegistryService::RegistryService(store::Store& store, const util::Clock& clock, 
     if (!writes.empty()) store_.commit(writes);
     pending.clear();
   };
+  // Stored vectors, read in pages rather than one lookup per agent.
+  std::unordered_map<std::string, bj::value> stored;
+  if (embedder_) {
+    std::string after_vector;
+    for (;;) {
+      auto page = store_.list(kVectors, {"", after_vector, 1000});
+      for (auto& d : page.items)
+        stored.emplace(std::move(d.key), std::move(d.body));
+      if (!page.next_after_key) break;
+      after_vector = *page.next_after_key;
+    }
+  }
   std::string after;
   for (;;) {
     const auto page = store_.list(kAgents, {"", after, 500});
@@ -161,8 +173,8 @@ RegistryService::RegistryService(store::Store& store, const util::Clock& clock, 
       auto extra = extra_text(*card);
       embed::Vector v;
       if (embedder_) {
-        if (const auto doc = store_.get(kVectors, card->id)) {
-          v = stored_vector(doc->body, model, *card, extra);
+        if (const auto it = stored.find(card->id); it != stored.end()) {
+          v = stored_vector(it->second, model, *card, extra);
         }
         if (v.empty()) {
           pending.emplace_back(std::move(*card), std::move(extra));
