@@ -150,6 +150,7 @@ RegistryService::RegistryService(store::Store& store, const util::Clock& clock, 
     if (!writes.empty()) store_.commit(writes);
     pending.clear();
   };
+  index_.begin_bulk_load();
   // Stored vectors, read in pages rather than one lookup per agent.
   std::unordered_map<std::string, bj::value> stored;
   if (embedder_) {
@@ -189,6 +190,7 @@ RegistryService::RegistryService(store::Store& store, const util::Clock& clock, 
     after = *page.next_after_key;
   }
   flush();
+  index_.end_bulk_load();
   if (embedder_ && index_.size() > 0) {
     spdlog::info("{}", "registry: " + std::to_string(index_.size()) + " agents indexed, " +
                            std::to_string(reused) + " stored " + model + " vectors reused");

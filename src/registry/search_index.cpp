@@ -263,6 +263,14 @@ void SearchIndex::upsert(const AgentCard& card, const std::vector<std::string>& 
   ++impl_->alive;
 }
 
+void SearchIndex::begin_bulk_load() {
+  impl_->vectors.begin_bulk_load();
+}
+
+void SearchIndex::end_bulk_load() {
+  impl_->vectors.end_bulk_load();
+}
+
 void SearchIndex::remove(std::string_view id) {
   const auto it = impl_->by_id.find(id);
   if (it == impl_->by_id.end()) return;

@@ -46,6 +46,9 @@ class SearchIndex {
   void upsert(const AgentCard& card, const std::vector<std::string>& extra = {},
               const embed::Vector& vector = {});
   void remove(std::string_view id);
+  // Brackets a load of many cards (a restart): the vector graph is built once at the end.
+  void begin_bulk_load();
+  void end_bulk_load();
   const AgentCard* find(std::string_view id) const;
   std::shared_ptr<const AgentCard> share(std::string_view id) const;
   std::size_t size() const;

@@ -3,8 +3,10 @@
 #include <hnswlib/hnswlib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 namespace schemagate::registry {
 
@@ -49,16 +51,36 @@ void VectorIndex::add(std::uint32_t slot, const embed::Vector& unit) {
     auto& h = graph_->hnsw;
     if (h.cur_element_count >= h.max_elements_) h.resizeIndex(h.max_elements_ * 2);
     h.addPoint(unit.data(), slot);
-  } else if (live_ >= exact_below_) {
+  } else if (live_ >= exact_below_ && !bulk_) {
     build_graph();
   }
 }
 
+void VectorIndex::end_bulk_load() {
+  bulk_ = false;
+  if (!graph_ && live_ >= exact_below_) build_graph();
+}
+
 void VectorIndex::build_graph() {
   graph_ = std::make_unique<Graph>(dims_, std::max<std::size_t>(live_ * 2, 1024));
+  std::vector<std::uint32_t> slots;
   for (std::uint32_t s = 0; s < present_.size(); ++s) {
-    if (present_[s]) graph_->hnsw.addPoint(data_.data() + static_cast<std::size_t>(s) * dims_, s);
+    if (present_[s]) slots.push_back(s);
   }
+  // hnswlib inserts concurrently (it locks per node); distinct labels from several threads.
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i = next++; i < slots.size(); i = next++) {
+      graph_->hnsw.addPoint(data_.data() + static_cast<std::size_t>(slots[i]) * dims_, slots[i]);
+    }
+  };
+  const unsigned threads = std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t)
+    pool.emplace_back(work);
+  work();
+  for (auto& t : pool)
+    t.join();
   graph_->hnsw.setEf(kMinSearchEf);
 }
 

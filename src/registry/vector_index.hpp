@@ -23,6 +23,10 @@ class VectorIndex {
   // the vector's dimensions differ from the first one's.
   void add(std::uint32_t slot, const embed::Vector& unit);
   void erase(std::uint32_t slot);
+  // While loading many vectors at once (a restart), the graph waits: end_bulk_load() builds it
+  // in one go on every core.
+  void begin_bulk_load() { bulk_ = true; }
+  void end_bulk_load();
   std::size_t size() const { return live_; }
   std::size_t dimensions() const { return dims_; }
   bool approximate() const;  // the HNSW graph answers
@@ -46,6 +50,7 @@ class VectorIndex {
   void build_graph();
 
   std::size_t exact_below_;
+  bool bulk_ = false;
   std::size_t dims_ = 0;
   std::size_t live_ = 0;
   std::vector<float> data_;    // slot * dims_

@@ -147,6 +147,29 @@ TEST(VectorIndexTest, GraphSearchAgreesWithExactSearch) {
   EXPECT_GE(static_cast<double>(found) / 1000.0, 0.95);  // recall@10
 }
 
+TEST(VectorIndexTest, ABulkLoadBuildsTheGraphOnceWithTheSameAnswers) {
+  const auto vectors = random_unit_vectors(3000, 32, 4);
+  registry::VectorIndex exact(1'000'000), bulk(500);
+  bulk.begin_bulk_load();
+  for (std::uint32_t i = 0; i < vectors.size(); ++i) {
+    exact.add(i, vectors[i]);
+    bulk.add(i, vectors[i]);
+  }
+  EXPECT_FALSE(bulk.approximate());  // nothing built while loading
+  bulk.end_bulk_load();
+  ASSERT_TRUE(bulk.approximate());
+  const auto all = [](std::uint32_t) { return true; };
+  std::size_t found = 0;
+  for (const auto& q : random_unit_vectors(100, 32, 5)) {
+    std::set<std::uint32_t> truth;
+    for (const auto& n : exact.nearest(q, 10, all))
+      truth.insert(n.slot);
+    for (const auto& n : bulk.nearest(q, 10, all))
+      found += truth.count(n.slot);
+  }
+  EXPECT_GE(static_cast<double>(found) / 1000.0, 0.95);
+}
+
 TEST(VectorIndexTest, NarrowFiltersAndErasedSlotsAreHonoured) {
   const auto vectors = random_unit_vectors(2000, 16, 3);
   registry::VectorIndex graph(100);
