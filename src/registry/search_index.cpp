@@ -84,6 +84,7 @@ constexpr double kB = 0.5;
 
 struct Doc {
   std::shared_ptr<const AgentCard> card;  // shared with callers: never copied per request
+  bool is_public = true;  // inline: ranking tests visibility without touching the card
   std::array<std::unordered_map<std::string, std::uint32_t>, kFields> tf;
   std::array<std::uint32_t, kFields> length{};
   bool alive = true;
@@ -227,6 +228,7 @@ void SearchIndex::upsert(const AgentCard& card, const std::vector<std::string>& 
   remove(card.id);
   Doc d;
   d.card = std::make_shared<const AgentCard>(card);
+  d.is_public = card.is_public;
   impl_->add_text(d, kName, card.name);
   impl_->add_text(d, kName, card.id);
   for (const auto& c : card.capabilities)
@@ -351,9 +353,11 @@ SearchIndex::Result SearchIndex::search(std::string_view query, const embed::Vec
         acc[post.slot] += static_cast<float>(idf * tf * (kK1 + 1.0) / (tf + kK1));
       }
     }
+    const bool no_filters = filters.empty();
     const auto admit = [&](std::uint32_t slot) {
       const Doc& d = impl_->docs[slot];
-      return d.alive && filters.matches(*d.card) && visible(*d.card);
+      return d.alive && (no_filters || filters.matches(*d.card)) &&
+             (d.is_public || visible(*d.card));
     };
     std::vector<std::uint32_t> candidates;
     for (const auto slot : touched) {

@@ -21,6 +21,10 @@ struct Filters {
   std::string provider;
   std::string authentication;
   bool matches(const AgentCard& card) const;
+  bool empty() const {
+    return capabilities.empty() && tags.empty() && language.empty() && provider.empty() &&
+           authentication.empty();
+  }
 };
 
 // Words of a text as the index sees them: camelCase split, lower-cased, stop words dropped,
@@ -53,6 +57,7 @@ class SearchIndex {
   std::shared_ptr<const AgentCard> share(std::string_view id) const;
   std::size_t size() const;
 
+  // Whether the caller may see a private card (public cards are visible to everyone).
   using Visible = std::function<bool(const AgentCard&)>;
   struct Hit {
     const AgentCard* card;
