@@ -46,4 +46,23 @@ inline bhttp::request<bhttp::string_body> make_request(std::string_view method, 
   return req;
 }
 
+// "HTTP/1.1 200 OK\r\n"
+inline std::string status_line(int status) {
+  const auto reason = bhttp::obsolete_reason(static_cast<bhttp::status>(status));
+  std::string line = "HTTP/1.1 " + std::to_string(status) + " ";
+  line.append(reason.data(), reason.size());
+  line += "\r\n";
+  return line;
+}
+
+// "Name: value\r\n", with any CR or LF in the value turned into a space: a header value never
+// ends the header early, whatever a handler put in it.
+inline void append_header(std::string& out, std::string_view name, std::string_view value) {
+  out.append(name.data(), name.size());
+  out += ": ";
+  for (const char c : value)
+    out += (c == '\r' || c == '\n') ? ' ' : c;
+  out += "\r\n";
+}
+
 }  // namespace schemagate::http::outbound
