@@ -192,6 +192,18 @@ GatewayError unreachable_error(const std::string& agent, const std::exception& e
                       "agent \"" + agent + "\" is unreachable: " + e.what());
 }
 
+// Runs a transport call, turning its failures into the gateway's 504 and 502.
+template <class Call>
+auto reaching(const std::string& agent, std::chrono::milliseconds timeout, Call&& call) {
+  try {
+    return call();
+  } catch (const exchange::AgentTimeout&) {
+    throw timeout_error(agent, timeout);
+  } catch (const exchange::AgentUnreachable& e) {
+    throw unreachable_error(agent, e);
+  }
+}
+
 }  // namespace
 
 bj::value GatewayService::check_reply(const Call& call, int status, const std::string& body) {
@@ -228,15 +240,10 @@ bj::value GatewayService::invoke_one(std::string_view agent_id, std::string_view
   if (!call.op->scenario.empty()) return run_scenario(call, caller);
   const auto& id = call.entry.card->id;
   const Slot slot(mu_, in_flight_, id, call.limit);
-  exchange::AgentTransport::Reply reply;
-  try {
-    reply = transport_.post_json(call.op->endpoint, bj::serialize(call.input), call.timeout,
-                                 credentials_for(id));
-  } catch (const exchange::AgentTimeout&) {
-    throw timeout_error(id, call.timeout);
-  } catch (const exchange::AgentUnreachable& e) {
-    throw unreachable_error(id, e);
-  }
+  const auto reply = reaching(id, call.timeout, [&] {
+    return transport_.post_json(call.op->endpoint, bj::serialize(call.input), call.timeout,
+                                credentials_for(id));
+  });
   return check_reply(call, reply.status, reply.body);
 }
 
@@ -341,21 +348,16 @@ std::unique_ptr<EventStream> GatewayService::invoke_stream(std::string_view agen
   if (stream_flag) call.input.get_object()["stream"] = true;  // §6.3: the agent's own parameter
   const auto& id = call.entry.card->id;
   auto slot = std::make_unique<Slot>(mu_, in_flight_, id, call.limit);
-  std::unique_ptr<exchange::AgentTransport::Stream> up;
-  try {
-    up = transport_.post_for_stream(call.op->endpoint, bj::serialize(call.input), call.timeout,
-                                    credentials_for(id));
-  } catch (const exchange::AgentTimeout&) {
-    throw timeout_error(id, call.timeout);
-  } catch (const exchange::AgentUnreachable& e) {
-    throw unreachable_error(id, e);
-  }
+  auto up = reaching(id, call.timeout, [&] {
+    return transport_.post_for_stream(call.op->endpoint, bj::serialize(call.input), call.timeout,
+                                      credentials_for(id));
+  });
   if (up->status >= 200 && up->status <= 299 && up->content_type.starts_with("text/event-stream")) {
     return std::make_unique<RelayedEvents>(std::move(slot), std::move(up), id, call.timeout);
   }
   // Not a stream: read it whole, check it like any reply, send it as one event.
   std::string reply;
-  try {
+  reaching(id, call.timeout, [&] {
     while (up->read(reply)) {
       if (reply.size() > kMaxBufferedReply) {
         throw GatewayError(
@@ -363,11 +365,7 @@ std::unique_ptr<EventStream> GatewayService::invoke_stream(std::string_view agen
             "the agent's reply is larger than " + std::to_string(kMaxBufferedReply) + " bytes");
       }
     }
-  } catch (const exchange::AgentTimeout&) {
-    throw timeout_error(id, call.timeout);
-  } catch (const exchange::AgentUnreachable& e) {
-    throw unreachable_error(id, e);
-  }
+  });
   return std::make_unique<SingleEvent>(sse_event("result", check_reply(call, up->status, reply)));
 }
 

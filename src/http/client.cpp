@@ -57,29 +57,12 @@ void run_until(Connection& c, std::chrono::steady_clock::time_point deadline) {
 }  // namespace
 
 struct Client::Impl {
+  explicit Impl(ClientOptions o) : options(o), idle(o.max_idle_per_host) {}
   ClientOptions options;
-  std::mutex mu;
-  std::map<std::string, std::vector<std::unique_ptr<Connection>>> idle;
-
-  std::unique_ptr<Connection> take(const std::string& key) {
-    std::lock_guard lock(mu);
-    auto& list = idle[key];
-    if (list.empty()) return nullptr;
-    auto c = std::move(list.back());
-    list.pop_back();
-    return c;
-  }
-
-  void give_back(const std::string& key, std::unique_ptr<Connection> c) {
-    std::lock_guard lock(mu);
-    auto& list = idle[key];
-    if (list.size() < options.max_idle_per_host) list.push_back(std::move(c));
-  }
+  outbound::IdlePool<Connection> idle;
 };
 
-Client::Client(ClientOptions options) : impl_(std::make_unique<Impl>()) {
-  impl_->options = options;
-}
+Client::Client(ClientOptions options) : impl_(std::make_unique<Impl>(options)) {}
 
 Client::~Client() = default;
 
@@ -128,7 +111,7 @@ ClientResponse Client::request(std::string_view method, std::string_view url, st
 
   // A pooled connection may have been closed by the peer: one retry on a fresh one.
   for (int attempt = 0; attempt < 2; ++attempt) {
-    auto conn = impl_->take(key);
+    auto conn = impl_->idle.take(key);
     const bool reused = conn != nullptr;
     if (!conn) conn = connect(t, deadline);
     boost::system::error_code ec;
@@ -161,12 +144,9 @@ ClientResponse Client::request(std::string_view method, std::string_view url, st
                         "exchange with " + key + " failed: " + ec.message());
     }
     auto& res = parser.get();
-    ClientResponse out;
-    out.status = static_cast<int>(res.result_int());
-    for (const auto& f : res)
-      out.headers.push_back({std::string(f.name_string()), std::string(f.value())});
-    out.body = std::move(res.body());
-    if (res.keep_alive()) impl_->give_back(key, std::move(conn));
+    const bool keep_alive = res.keep_alive();
+    auto out = outbound::take_response(res);
+    if (keep_alive) impl_->idle.give_back(key, std::move(conn));
     return out;
   }
   throw ClientError(ClientError::Kind::connect, "exchange with " + key + " failed");

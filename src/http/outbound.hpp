@@ -8,6 +8,11 @@
 #include <boost/beast/http.hpp>
 #include <boost/url/parse.hpp>
 
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
 namespace schemagate::http::outbound {
 
 namespace bhttp = boost::beast::http;
@@ -45,6 +50,41 @@ inline bhttp::request<bhttp::string_body> make_request(std::string_view method, 
   req.keep_alive(true);
   return req;
 }
+
+// A parsed reply as the client hands it out; moves the body.
+inline ClientResponse take_response(bhttp::response<bhttp::string_body>& res) {
+  ClientResponse out;
+  out.status = static_cast<int>(res.result_int());
+  for (const auto& f : res)
+    out.headers.push_back({std::string(f.name_string()), std::string(f.value())});
+  out.body = std::move(res.body());
+  return out;
+}
+
+// Keep-alive connections waiting for their next request, per host:port; shared between threads.
+template <class Connection>
+class IdlePool {
+ public:
+  explicit IdlePool(std::size_t max_per_host) : max_per_host_(max_per_host) {}
+  std::unique_ptr<Connection> take(const std::string& key) {
+    std::lock_guard lock(mu_);
+    auto& list = idle_[key];
+    if (list.empty()) return nullptr;
+    auto c = std::move(list.back());
+    list.pop_back();
+    return c;
+  }
+  void give_back(const std::string& key, std::unique_ptr<Connection> c) {
+    std::lock_guard lock(mu_);
+    auto& list = idle_[key];
+    if (list.size() < max_per_host_) list.push_back(std::move(c));
+  }
+
+ private:
+  std::size_t max_per_host_;
+  std::mutex mu_;
+  std::map<std::string, std::vector<std::unique_ptr<Connection>>> idle_;
+};
 
 // "HTTP/1.1 200 OK\r\n"
 inline std::string status_line(int status) {

@@ -100,20 +100,6 @@ class AsyncClientImpl final : public AsyncClient {
  private:
   using Stream = beast::tcp_stream;
 
-  std::unique_ptr<Stream> take(const std::string& key) {
-    std::lock_guard lock(mu_);
-    auto& list = idle_[key];
-    if (list.empty()) return nullptr;
-    auto s = std::move(list.back());
-    list.pop_back();
-    return s;
-  }
-  void give_back(const std::string& key, std::unique_ptr<Stream> s) {
-    std::lock_guard lock(mu_);
-    auto& list = idle_[key];
-    if (list.size() < kMaxIdlePerHost) list.push_back(std::move(s));
-  }
-
   asio::awaitable<ClientResponse> exchange(
       outbound::Target t, std::shared_ptr<const std::pair<std::string, std::string>> req,
       std::chrono::milliseconds timeout) {
@@ -122,7 +108,7 @@ class AsyncClientImpl final : public AsyncClient {
       return ec == beast::error::timeout || ec == asio::error::operation_aborted;
     };
     for (int attempt = 0; attempt < 2; ++attempt) {
-      auto stream = take(t.key);
+      auto stream = idle_.take(t.key);
       const bool reused = stream != nullptr;
       if (!stream) {
         stream = std::make_unique<Stream>(co_await asio::this_coro::executor);
@@ -168,14 +154,11 @@ class AsyncClientImpl final : public AsyncClient {
                           "exchange with " + t.key + " failed: " + ec.message());
       }
       auto& res = parser.get();
-      ClientResponse out;
-      out.status = static_cast<int>(res.result_int());
-      for (const auto& f : res)
-        out.headers.push_back({std::string(f.name_string()), std::string(f.value())});
-      out.body = std::move(res.body());
-      if (res.keep_alive()) {
+      const bool keep_alive = res.keep_alive();
+      auto out = outbound::take_response(res);
+      if (keep_alive) {
         stream->expires_never();
-        give_back(t.key, std::move(stream));
+        idle_.give_back(t.key, std::move(stream));
       }
       co_return out;
     }
@@ -185,8 +168,7 @@ class AsyncClientImpl final : public AsyncClient {
   static constexpr std::size_t kMaxIdlePerHost = 64;
   static constexpr std::size_t kMaxResponseBytes = 8 << 20;
   asio::io_context& ioc_;
-  std::mutex mu_;
-  std::map<std::string, std::vector<std::unique_ptr<Stream>>> idle_;
+  outbound::IdlePool<Stream> idle_{kMaxIdlePerHost};
 };
 
 // Runs a route's fast path and resumes the session when it answers (or declines).
