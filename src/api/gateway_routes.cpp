@@ -77,11 +77,13 @@ bool invoke_fast(gateway::GatewayService& service, Auth& auth, const json::Parse
   const InvokeAudit audit{&auth, who.client_id, invoke_target(req, operation)};
   try {
     return service.invoke_async(
-        req.param("id"), operation, handover->body, Auth::caller(who),
+        req.param("id"), operation, handover->body, req.body, Auth::caller(who),
         [audit, respond](gateway::GatewayService::Outcome out, std::exception_ptr error) {
           if (!error) {
             audit(out.status);
-            respond(http::Response::json(out.status, out.body));
+            respond(out.verbatim.empty() ? http::Response::json(out.status, out.body)
+                                         : http::Response::text(out.status, std::move(out.verbatim),
+                                                                "application/json"));
             return;
           }
           try {

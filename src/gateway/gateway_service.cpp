@@ -248,15 +248,17 @@ bj::value GatewayService::invoke_one(std::string_view agent_id, std::string_view
 }
 
 bool GatewayService::invoke_async(std::string_view agent_id, std::string_view operation,
-                                  const bj::value& body, const registry::Caller& caller,
-                                  InvokeCallback done) {
+                                  const bj::value& body, std::string_view raw_body,
+                                  const registry::Caller& caller, InvokeCallback done) {
   if (!body.is_object()) return false;
   auto call = std::make_shared<Call>(prepare(agent_id, operation, body, caller));
   if (!call->op->scenario.empty()) return false;
   const std::string id = call->entry.card->id;
   auto slot = std::make_shared<Slot>(mu_, in_flight_, id, call->limit);
+  const bool untouched = call->input.get_object().size() == body.get_object().size();
   transport_.post_json_async(
-      call->op->endpoint, bj::serialize(call->input), call->timeout, credentials_for(id),
+      call->op->endpoint, untouched ? std::string(raw_body) : bj::serialize(call->input),
+      call->timeout, credentials_for(id),
       [this, call, slot, done = std::move(done)](exchange::AgentTransport::Reply reply,
                                                  std::exception_ptr error) mutable {
         slot.reset();
@@ -265,6 +267,7 @@ bool GatewayService::invoke_async(std::string_view agent_id, std::string_view op
         try {
           if (error) std::rethrow_exception(error);
           out.body = check_reply(*call, reply.status, reply.body);
+          out.verbatim = std::move(reply.body);
         } catch (const exchange::AgentTimeout&) {
           failure = std::make_exception_ptr(timeout_error(call->entry.card->id, call->timeout));
         } catch (const exchange::AgentUnreachable& e) {
@@ -416,7 +419,7 @@ GatewayService::Outcome GatewayService::invoke(std::string_view agent_id,
                              "Idempotency-Key \"" + std::string(idempotency_key) +
                                  "\" was already used with another body");
         }
-        return Outcome{static_cast<int>(p.at("status").as_int64()), p.at("response"), true};
+        return Outcome{static_cast<int>(p.at("status").as_int64()), p.at("response"), true, {}};
       }
     }
   }

@@ -84,6 +84,9 @@ class GatewayService {
     int status = 200;
     boost::json::value body;
     bool replayed = false;  // answered from the idempotency store
+    // The agent's reply exactly as it came, once validated (invoke_async): sent on as is, which
+    // keeps its number formatting and saves serializing `body` again. Empty: serialize `body`.
+    std::string verbatim;
   };
   // `body` is the operation's input, or an array of inputs (a batch: 200 with one
   // {"status", "body"} per item). `operation` comes from the path or the body's "operation".
@@ -100,9 +103,11 @@ class GatewayService {
   // exception_ptr, on the transport's thread. Errors found before sending are thrown. Returns
   // false, doing nothing, when the call needs the blocking path (a batch, a scenario operation).
   using InvokeCallback = std::function<void(Outcome, std::exception_ptr)>;
+  // `raw_body` is the text `body` was parsed from: forwarded as it is when nothing in the body
+  // is the gateway's own ("operation").
   bool invoke_async(std::string_view agent_id, std::string_view operation,
-                    const boost::json::value& body, const registry::Caller& caller,
-                    InvokeCallback done);
+                    const boost::json::value& body, std::string_view raw_body,
+                    const registry::Caller& caller, InvokeCallback done);
 
   // Seed 004 §6.3 streaming: the input is checked as for invoke(), then sent with
   // Accept: text/event-stream. An agent that answers with an event stream has it relayed as it
