@@ -68,6 +68,11 @@ std::vector<std::pair<std::string, std::string>> parse_query(std::string_view q)
   return out;
 }
 
+// The strand of the connection whose fast path is running on this thread, if any: an outbound
+// call made from there runs on the same strand, so the whole exchange stays on one thread
+// instead of waking another for each step.
+thread_local const asio::any_io_executor* current_connection_executor = nullptr;
+
 // Keep-alive connections to other servers, on the server's io_context.
 class AsyncClientImpl final : public AsyncClient {
  public:
@@ -91,7 +96,10 @@ class AsyncClientImpl final : public AsyncClient {
     head += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n";
     auto req =
         std::make_shared<std::pair<std::string, std::string>>(std::move(head), std::move(body));
-    asio::co_spawn(asio::make_strand(ioc_), exchange(std::move(target), req, timeout),
+    const auto executor = current_connection_executor
+                              ? *current_connection_executor
+                              : asio::any_io_executor(asio::make_strand(ioc_));
+    asio::co_spawn(executor, exchange(std::move(target), req, timeout),
                    [done = std::move(done)](std::exception_ptr e, ClientResponse r) {
                      done(std::move(r), e);
                    });
@@ -186,6 +194,11 @@ auto try_fast_path(const FastPath& fast, Request& req, Token&& token) {
               ex, [shared, r = std::move(r)]() mutable { std::move (*shared)(std::move(r)); });
         };
         const Responder respond = [finish](Response r) { finish(std::move(r)); };
+        const asio::any_io_executor connection = ex;
+        current_connection_executor = &connection;
+        struct Reset {
+          ~Reset() { current_connection_executor = nullptr; }
+        } reset;
         try {
           if (!fast(req, respond)) finish(std::nullopt);
         } catch (const Error& e) {
