@@ -156,6 +156,14 @@ std::optional<Principal> AccessControl::authenticate(std::string_view key) const
   if (!admin_hash_.empty() && sodium_memcmp(h.data(), admin_hash_.data(), h.size()) == 0) {
     return Principal{"admin", Role::admin, {}, {}};
   }
+  const auto now = std::chrono::steady_clock::now();
+  {
+    std::lock_guard lock(key_cache_mu_);
+    if (const auto it = key_cache_.find(h); it != key_cache_.end()) {
+      if (now - it->second.second < kKeyCacheTtl) return it->second.first;
+      key_cache_.erase(it);
+    }
+  }
   const auto doc = store_.get(kKeys, h);
   if (!doc) return std::nullopt;
   const auto& o = doc->body.as_object();
@@ -169,6 +177,9 @@ std::optional<Principal> AccessControl::authenticate(std::string_view key) const
   if (const auto* q = o.at("rate_limit").as_object().if_contains("requests_per_day")) {
     p.rate.requests_per_day = q->to_number<std::uint64_t>();
   }
+  std::lock_guard lock(key_cache_mu_);
+  if (key_cache_.size() >= kKeyCacheMax) key_cache_.clear();
+  key_cache_.insert_or_assign(h, std::make_pair(p, now));
   return p;
 }
 

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 namespace schemagate::store {
@@ -50,6 +51,9 @@ class AccessControl {
 
   bool open() const;
   // nullopt: no such key.
+  // Known keys are remembered for a short while (kKeyCacheTtl) so that an authenticated request
+  // does not read the database: there is no key revocation yet, and a key made by another
+  // process sharing the database is found on its first use.
   std::optional<Principal> authenticate(std::string_view key) const;
 
   struct Created {
@@ -90,6 +94,12 @@ class AccessControl {
     double latency_ms;
   };
   static std::vector<boost::json::value> to_events(const std::vector<AuditRecord>& records);
+  static constexpr std::chrono::seconds kKeyCacheTtl{60};
+  static constexpr std::size_t kKeyCacheMax = 10000;
+  mutable std::mutex key_cache_mu_;
+  mutable std::unordered_map<std::string,
+                             std::pair<Principal, std::chrono::steady_clock::time_point>>
+      key_cache_;  // key hash -> principal, when looked up
   std::vector<AuditRecord> audit_queue_;
   bool stopping_ = false;
   std::thread audit_writer_;
