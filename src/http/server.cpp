@@ -450,6 +450,7 @@ struct Server::Impl {
       req.target = std::string(raw.target());
       const auto qmark = req.target.find('?');
       req.path = req.target.substr(0, qmark);
+      req.headers.reserve(16);
       for (const auto& field : raw) {
         req.headers.push_back({std::string(field.name_string()), std::string(field.value())});
       }
