@@ -246,7 +246,18 @@ RegistryService::Registered RegistryService::store_card(const bj::value& body,
   }
   // Embedding may be a network call: it happens before the index is locked.
   const auto extra = extra_text(card);
-  const embed::Vector vector = embed_card(card, extra);
+  embed::Vector vector = embed_card(card, extra);
+  {
+    std::shared_lock lock(mu_);
+    const auto dims = index_.vector_dimensions();
+    if (!vector.empty() && dims != 0 && vector.size() != dims) {
+      spdlog::warn(
+          "registry: agent \"{}\" embeds to {} dimensions, the index holds {}; it is "
+          "searched lexically",
+          card.id, vector.size(), dims);
+      vector.clear();
+    }
+  }
   std::vector<store::Write> writes{
       store::Write::put(std::string(kAgents), card.id, card.raw, expected)};
   writes.push_back(

@@ -261,7 +261,12 @@ void SearchIndex::upsert(const AgentCard& card, const std::vector<std::string>& 
   }
   impl_->docs.push_back(std::move(d));
   impl_->by_id[card.id] = slot;
-  impl_->vectors.add(slot, vector);
+  // A vector of other dimensions than the index's (an embedding server that changed its model
+  // under the same name) is left out rather than failing a registration already stored.
+  if (!vector.empty() &&
+      (impl_->vectors.dimensions() == 0 || vector.size() == impl_->vectors.dimensions())) {
+    impl_->vectors.add(slot, vector);
+  }
   ++impl_->alive;
 }
 
@@ -288,6 +293,10 @@ void SearchIndex::remove(std::string_view id) {
 const AgentCard* SearchIndex::find(std::string_view id) const {
   const auto it = impl_->by_id.find(id);
   return it == impl_->by_id.end() ? nullptr : impl_->docs[it->second].card.get();
+}
+
+std::size_t SearchIndex::vector_dimensions() const {
+  return impl_->vectors.dimensions();
 }
 
 std::shared_ptr<const AgentCard> SearchIndex::share(std::string_view id) const {

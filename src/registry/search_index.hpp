@@ -55,6 +55,7 @@ class SearchIndex {
   void end_bulk_load();
   const AgentCard* find(std::string_view id) const;
   std::shared_ptr<const AgentCard> share(std::string_view id) const;
+  std::size_t vector_dimensions() const;  // 0 until the first vector
   std::size_t size() const;
 
   // Whether the caller may see a private card (public cards are visible to everyone).

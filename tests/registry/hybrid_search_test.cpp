@@ -247,4 +247,16 @@ TEST_F(WordVectors, HybridSearchFindsAgentsThatShareNoWordWithTheQuery) {
   EXPECT_NE(first("will it rain tomorrow", none), "meteo");
 }
 
+TEST(SearchIndexTest, AVectorOfOtherDimensionsIsLeftOutNotFatal) {
+  registry::SearchIndex index;
+  auto first = card("a", "Alpha", "Weather forecasts.");
+  auto second = card("b", "Beta", "Weather warnings.");
+  index.upsert(first, {}, embed::Vector(100, 0.1f));
+  EXPECT_NO_THROW(index.upsert(second, {}, embed::Vector(8, 0.3f)));
+  EXPECT_EQ(index.vector_dimensions(), 100u);
+  const auto r = index.search("weather", {}, registry::Filters{}, 10, 0, true,
+                              [](const registry::AgentCard&) { return true; });
+  EXPECT_EQ(r.count, 2u);  // both still found by their words
+}
+
 }  // namespace
