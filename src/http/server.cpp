@@ -30,6 +30,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <unordered_map>
 
 namespace schemagate::http {
 
@@ -82,7 +83,7 @@ class AsyncClientImpl final : public AsyncClient {
                std::chrono::milliseconds timeout, Callback done) override {
     outbound::Target target;
     try {
-      target = outbound::parse_target(url);
+      target = target_of(url);
     } catch (...) {
       done(ClientResponse{}, std::current_exception());
       return;
@@ -173,6 +174,22 @@ class AsyncClientImpl final : public AsyncClient {
     throw ClientError(ClientError::Kind::connect, "exchange with " + t.key + " failed");
   }
 
+  // Agents are called at the same few endpoints over and over: their URLs are parsed once.
+  outbound::Target target_of(const std::string& url) {
+    {
+      std::lock_guard lock(targets_mu_);
+      if (const auto it = targets_.find(url); it != targets_.end()) return it->second;
+    }
+    auto t = outbound::parse_target(url);
+    std::lock_guard lock(targets_mu_);
+    if (targets_.size() >= kMaxCachedTargets) targets_.clear();
+    targets_.emplace(url, t);
+    return t;
+  }
+
+  static constexpr std::size_t kMaxCachedTargets = 4096;
+  std::mutex targets_mu_;
+  std::unordered_map<std::string, outbound::Target> targets_;
   static constexpr std::size_t kMaxIdlePerHost = 64;
   static constexpr std::size_t kMaxResponseBytes = 8 << 20;
   asio::io_context& ioc_;
