@@ -84,8 +84,14 @@ const bj::value& template_named(std::string_view name) {
 }  // namespace
 
 std::vector<DemoAgent> demo_agents() {
-  return {DemoAgent{"flight_booking", template_named("flight_booking"), book_flight},
-          DemoAgent{"photo_retouch", template_named("photo_retouch"), retouch_photo}};
+  return {DemoAgent{"flight_booking", "Flight booking agent",
+                    "Books airline flights between two cities or airports for a date, with cabin "
+                    "class and number of passengers (seed 000, section 5.1).",
+                    template_named("flight_booking"), book_flight},
+          DemoAgent{"photo_retouch", "Photo retouching agent",
+                    "Retouches portrait photos: skin smoothing, teeth whitening, background blur "
+                    "and filter styles (seed 000, section 5.2).",
+                    template_named("photo_retouch"), retouch_photo}};
 }
 
 }  // namespace schemagate::examples

@@ -14,6 +14,8 @@ namespace schemagate::examples {
 
 struct DemoAgent {
   std::string scenario;
+  std::string name;                  // as the registry lists it
+  std::string description;           // what search reads
   boost::json::value template_json;  // examples/templates/<scenario>.json
   sdk::AgentServer::Handler handler;
 };

@@ -98,7 +98,7 @@ int run(const Config& config, const StartHook& on_start) {
 
   if (on_start) {
     try {
-      on_start(exchange);
+      on_start(exchange, registry);
     } catch (const std::exception& e) {
       spdlog::critical("start-up failed: {}", e.what());
       return 1;

@@ -7,11 +7,15 @@
 namespace schemagate::exchange {
 class ExchangeService;
 }
+namespace schemagate::registry {
+class RegistryService;
+}
 
 namespace schemagate::server {
 
-// Runs before the server listens, with the services ready (the demo publishes its templates).
-using StartHook = std::function<void(exchange::ExchangeService&)>;
+// Runs before the server listens, with the services ready (the demo publishes its templates and
+// registers its agents).
+using StartHook = std::function<void(exchange::ExchangeService&, registry::RegistryService&)>;
 
 // Opens the store, wires every route and serves until SIGINT/SIGTERM. Returns the process exit
 // code: 0 after a clean shutdown, 1 when the store or the listener cannot start (the reason is

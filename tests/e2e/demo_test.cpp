@@ -81,6 +81,22 @@ TEST(Demo, SeedExamplesWorkWithCurlShapedRequests) {
     EXPECT_EQ(r.at("status"), "completed");
     EXPECT_EQ(r.at("applied").at("filter_style"), "vintage");
 
+    // The demo agents are in the registry too: found by describing a need, invoked through the
+    // gateway (their operation runs the scenario through the exchange).
+    const auto found = bj::parse(
+        c.post_json("/agents/search", R"({"query": "touch up a portrait picture"})").body);
+    ASSERT_GE(found.at("count").as_int64(), 1) << found;
+    EXPECT_EQ(found.at("results").at(0).at("id"), "photo-retouch");
+    const auto invoked = c.post_json("/agents/photo-retouch/invoke",
+                                     R"({"skin_smoothing": 3, "filter_style": "warm"})");
+    ASSERT_EQ(invoked.status, 200) << invoked.body;
+    EXPECT_EQ(bj::parse(invoked.body).at("applied").at("filter_style"), "warm");
+    EXPECT_EQ(bj::parse(c.post_json("/agents/search", R"({"query": "fly to Shanghai"})").body)
+                  .at("results")
+                  .at(0)
+                  .at("id"),
+              "flight-booking");
+
     // The agents' own checks still hold behind the gateway.
     EXPECT_EQ(c.post_json("/scenarios/photo_retouch/payloads",
                           R"({"schema_id":"photo_retouch_v2","payload":{"skin_smoothing":11}})")
