@@ -5,6 +5,7 @@
 #include "api/gateway_routes.hpp"
 #include "api/ops.hpp"
 #include "api/registry_routes.hpp"
+#include "embed/http_embedder.hpp"
 #include "embed/word_vectors.hpp"
 #include "exchange/exchange_service.hpp"
 #include "gateway/access.hpp"
@@ -13,7 +14,6 @@
 #include "registry/registry_service.hpp"
 #include "server/http_agent_transport.hpp"
 #include "server/http_card_fetcher.hpp"
-#include "server/http_embedder.hpp"
 #include "util/clock.hpp"
 #include "util/log.hpp"
 #include "util/metrics.hpp"
@@ -32,9 +32,9 @@ std::unique_ptr<embed::Embedder> make_embedder(const SearchConfig& config, http:
     if (config.embedding_url.empty() || config.embedding_model.empty()) {
       throw std::runtime_error("--embedder http needs --embedding-url and --embedding-model");
     }
-    return std::make_unique<HttpEmbedder>(
-        client, HttpEmbedder::Options{config.embedding_url, config.embedding_model,
-                                      config.embedding_api_key});
+    return std::make_unique<embed::HttpEmbedder>(
+        client, embed::HttpEmbedder::Options{config.embedding_url, config.embedding_model,
+                                             config.embedding_api_key});
   }
   if (config.embedder != "word-vectors") {
     throw std::runtime_error("--embedder must be word-vectors, http or none, not \"" +

@@ -1,8 +1,8 @@
-#include "server/http_embedder.hpp"
+#include "embed/http_embedder.hpp"
 
 #include <boost/json.hpp>
 
-namespace schemagate::server {
+namespace schemagate::embed {
 
 namespace bj = boost::json;
 
@@ -13,8 +13,8 @@ HttpEmbedder::HttpEmbedder(http::Client& client, Options options)
   if (options_.batch_size == 0) options_.batch_size = 1;
 }
 
-std::vector<embed::Vector> HttpEmbedder::embed(const std::vector<std::string>& texts) {
-  std::vector<embed::Vector> out;
+std::vector<Vector> HttpEmbedder::embed(const std::vector<std::string>& texts) {
+  std::vector<Vector> out;
   out.reserve(texts.size());
   for (std::size_t from = 0; from < texts.size(); from += options_.batch_size) {
     auto part = embed_batch(texts, from, std::min(texts.size(), from + options_.batch_size));
@@ -24,8 +24,8 @@ std::vector<embed::Vector> HttpEmbedder::embed(const std::vector<std::string>& t
   return out;
 }
 
-std::vector<embed::Vector> HttpEmbedder::embed_batch(const std::vector<std::string>& texts,
-                                                     std::size_t from, std::size_t to) {
+std::vector<Vector> HttpEmbedder::embed_batch(const std::vector<std::string>& texts,
+                                              std::size_t from, std::size_t to) {
   const std::string url = options_.base_url + "/v1/embeddings";
   bj::array input;
   for (std::size_t i = from; i < to; ++i)
@@ -40,14 +40,14 @@ std::vector<embed::Vector> HttpEmbedder::embed_batch(const std::vector<std::stri
         bj::serialize(bj::object{{"model", options_.model}, {"input", std::move(input)}}), headers,
         options_.timeout);
   } catch (const std::exception& e) {
-    throw embed::EmbedError("embedding server " + url + ": " + e.what());
+    throw EmbedError("embedding server " + url + ": " + e.what());
   }
   if (res.status != 200) {
-    throw embed::EmbedError("embedding server " + url + " answered HTTP " +
-                            std::to_string(res.status) + ": " + res.body.substr(0, 200));
+    throw EmbedError("embedding server " + url + " answered HTTP " + std::to_string(res.status) +
+                     ": " + res.body.substr(0, 200));
   }
   auto bad = [&](const std::string& what) {
-    return embed::EmbedError("embedding server " + url + " answered " + what);
+    return EmbedError("embedding server " + url + " answered " + what);
   };
   bj::value doc;
   try {
@@ -57,7 +57,7 @@ std::vector<embed::Vector> HttpEmbedder::embed_batch(const std::vector<std::stri
   }
   const auto* data = doc.is_object() ? doc.get_object().if_contains("data") : nullptr;
   if (!data || !data->is_array()) throw bad("no \"data\" array");
-  std::vector<embed::Vector> out(to - from);
+  std::vector<Vector> out(to - from);
   std::size_t position = 0;
   for (const auto& item : data->get_array()) {
     const auto* o = item.if_object();
@@ -68,7 +68,7 @@ std::vector<embed::Vector> HttpEmbedder::embed_batch(const std::vector<std::stri
       index = static_cast<std::size_t>(i->get_int64());
     }
     if (index >= out.size()) throw bad("index " + std::to_string(index) + " out of range");
-    embed::Vector v;
+    Vector v;
     v.reserve(e->get_array().size());
     for (const auto& x : e->get_array()) {
       if (!x.is_number()) throw bad("a non-number in an embedding");
@@ -79,7 +79,7 @@ std::vector<embed::Vector> HttpEmbedder::embed_batch(const std::vector<std::stri
     if (!dimensions_.compare_exchange_strong(expected, v.size()) && expected != v.size()) {
       throw bad(std::to_string(v.size()) + " dimensions after " + std::to_string(expected));
     }
-    embed::normalize(v);
+    normalize(v);
     out[index] = std::move(v);
   }
   for (std::size_t i = 0; i < out.size(); ++i) {
@@ -88,4 +88,4 @@ std::vector<embed::Vector> HttpEmbedder::embed_batch(const std::vector<std::stri
   return out;
 }
 
-}  // namespace schemagate::server
+}  // namespace schemagate::embed
