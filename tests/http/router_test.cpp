@@ -1,6 +1,7 @@
 #include "http/router.hpp"
 
 #include <gtest/gtest.h>
+#include <boost/json.hpp>
 
 using schemagate::http::Error;
 using schemagate::http::Request;
@@ -107,3 +108,14 @@ TEST(Router, RefusesDuplicateRoutes) {
 }
 
 }  // namespace
+
+TEST(ResponseJson, KeepsMemberOrderAndWritesNumbersAsJavaScriptDoes) {
+  const auto body = boost::json::parse(
+      R"({"z": 0.029, "a": 0.3836, "big": 9007199254740993, "neg": -1.5e-7, "huge": 1e21,
+          "s": "line\nbreak \"quoted\" é", "list": [1, 2.5, null, true]})");
+  const auto r = schemagate::http::Response::json(200, body);
+  EXPECT_EQ(r.body,
+            "{\"z\":0.029,\"a\":0.3836,\"big\":9007199254740993,\"neg\":-1.5e-7,\"huge\":1e+21,"
+            "\"s\":\"line\\nbreak \\\"quoted\\\" é\",\"list\":[1,2.5,null,true]}");
+  EXPECT_EQ(r.header("Content-Type"), "application/json");
+}
