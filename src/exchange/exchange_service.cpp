@@ -143,6 +143,7 @@ ExchangeService::Published ExchangeService::publish(std::string_view scenario,
     throw ExchangeError(Kind::conflict, "a concurrent publish of " + std::string(scenario) +
                                             " won; fetch the scenario and retry");
   }
+  if (on_published_) on_published_(std::string(scenario));
   return {stored, true};
 }
 

@@ -6,6 +6,7 @@
 #include <boost/json/value.hpp>
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -82,6 +83,12 @@ class ExchangeService {
 
   boost::json::array list_scenarios();
 
+  // Called with the scenario after each new version is published (the server refreshes the
+  // search entries of agents whose operations name it). Set before serving.
+  void on_published(std::function<void(const std::string& scenario)> listener) {
+    on_published_ = std::move(listener);
+  }
+
   // Where executed payloads of a scenario go (PUT /scenarios/{s}/endpoint; also set by a publish
   // body's "endpoint"). An empty endpoint means validate and complete only.
   void bind_endpoint(std::string_view scenario, std::string_view endpoint);
@@ -134,6 +141,7 @@ class ExchangeService {
                                                      const std::string& cache_key);
 
   store::Store& store_;
+  std::function<void(const std::string&)> on_published_;
   const util::Clock& clock_;
   AgentTransport& transport_;
   ExchangeLimits limits_;

@@ -13,6 +13,7 @@
 #include <cctype>
 #include <chrono>
 #include <cstring>
+#include <limits>
 
 namespace schemagate::registry {
 
@@ -436,6 +437,36 @@ bj::object RegistryService::search(const SearchRequest& r, const Caller& caller)
                     {"skip", r.skip},
                     {"query", r.query},
                     {"search_time", std::round(ms * 1000.0) / 1000.0}};
+}
+
+std::size_t RegistryService::refresh_scenario(const std::string& scenario) {
+  std::vector<std::shared_ptr<const AgentCard>> affected;
+  {
+    std::shared_lock lock(mu_);
+    bool more = false;
+    for (const auto* card : index_.list(
+             {}, "", std::numeric_limits<std::size_t>::max(), [](const AgentCard&) { return true; },
+             more)) {
+      for (const auto& op : card->operations) {
+        if (op.scenario == scenario) {
+          affected.push_back(index_.share(card->id));
+          break;
+        }
+      }
+    }
+  }
+  for (const auto& card : affected) {
+    const auto extra = extra_text(*card);
+    embed::Vector vector = embed_card(*card, extra);
+    std::unique_lock lock(mu_);
+    if (index_.share(card->id) != card) continue;  // replaced meanwhile: that one is current
+    if (!vector.empty()) {
+      store_.put(std::string(kVectors), card->id,
+                 vector_document(embedder_->model(), *card, extra, vector));
+    }
+    index_.upsert(*card, extra, vector);
+  }
+  return affected.size();
 }
 
 std::size_t RegistryService::size() const {

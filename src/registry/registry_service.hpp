@@ -112,6 +112,10 @@ class RegistryService {
 
   std::size_t size() const;
 
+  // A scenario's template changed: agents whose operations name it are indexed (and embedded)
+  // again with its key descriptions. Returns how many.
+  std::size_t refresh_scenario(const std::string& scenario);
+
  private:
   Registered store_card(const boost::json::value& body, std::optional<std::int64_t> expected);
   Entry entry_from(std::shared_ptr<const AgentCard> card);

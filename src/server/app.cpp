@@ -92,6 +92,11 @@ int run(const Config& config, const StartHook& on_start) {
       {embedder.get(), config.search.exact_vector_search_below,
        [&exchange](const std::string& scenario) { return exchange.key_descriptions(scenario); }});
   spdlog::info("registry: {} agents indexed", registry.size());
+  exchange.on_published([&registry](const std::string& scenario) {
+    if (const auto n = registry.refresh_scenario(scenario)) {
+      spdlog::info("registry: {} agents naming {} indexed with its new template", n, scenario);
+    }
+  });
   gateway::GatewayLimits gateway_limits;
   gateway_limits.agent_timeout = config.exchange.agent_timeout;
   gateway::GatewayService gateway(registry, exchange, *store, clock, transport, gateway_limits);

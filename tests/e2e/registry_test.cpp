@@ -349,6 +349,23 @@ TEST_F(RegistryTest, SearchReadsTheKeyDescriptionsOfAnOperationsTemplate) {
   EXPECT_EQ(search(R"({"query": "poodle"})").at("results").at(0).at("id"), "groomer");
 }
 
+TEST_F(RegistryTest, PublishingATemplateLaterReindexesTheAgentsThatNameIt) {
+  auto card = agent("groomer", "Salon bookings", "Takes appointments.", {"booking"});
+  card["operations"] = bj::array{bj::object{{"name", "book"}, {"scenario", "pet_grooming"}}};
+  ASSERT_EQ(add(card).status, 201);
+  EXPECT_EQ(search(R"({"query": "poodle"})").at("count"), 0);
+  const auto tmpl = bj::parse(R"({"schema_id": "pet_grooming_v1", "scenario": "pet_grooming",
+    "keys": [{"key_name": "breed", "key_type": "string", "required": true,
+              "semantic_description": "Dog or cat breed, e.g. poodle."}]})");
+  ASSERT_EQ(c_->request("PUT", "/scenarios/pet_grooming/versions/1.0.0", bj::serialize(tmpl),
+                        {{"Content-Type", "application/json"}})
+                .status,
+            201);
+  const auto r = search(R"({"query": "poodle"})");
+  ASSERT_EQ(r.at("count"), 1) << r;
+  EXPECT_EQ(r.at("results").at(0).at("id"), "groomer");
+}
+
 TEST_F(RegistryTest, CrawlsSeedAndA2aCards) {
   schemagate::testing::Agent site;
   const auto seed = c_->post_json("/agents:crawl", R"({"url": ")" + site.url("") + R"("})");
