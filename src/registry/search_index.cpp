@@ -80,6 +80,7 @@ constexpr std::size_t kDensePool = 32;
 // A card that shares no word with the query needs at least this cosine to be a result at all, so
 // that a query about nothing in the registry finds nothing (0.3 costs 0.1 nDCG on MetaTool).
 constexpr float kDenseOnlyFloor = 0.3f;
+constexpr std::size_t kCompactAfterDead = 1024;
 constexpr double kB = 0.5;
 
 struct Doc {
@@ -148,6 +149,9 @@ struct SearchIndex::Impl {
   VectorIndex vectors;
 
   explicit Impl(std::size_t exact_below) : vectors(exact_below) {}
+
+  // Files a built document under a new slot: postings, lengths, id and vector.
+  void insert(Doc d, const std::string& id, const embed::Vector& vector);
 
   void fuse(const embed::Vector& query_vector, const std::vector<float>& lexical,
             std::vector<std::uint32_t> candidates, const std::function<bool(std::uint32_t)>& admit,
@@ -242,10 +246,15 @@ void SearchIndex::upsert(const AgentCard& card, const std::vector<std::string>& 
   }
   for (const auto& e : extra)
     impl_->add_text(d, kExtra, e);
-  const auto slot = static_cast<std::uint32_t>(impl_->docs.size());
+  impl_->insert(std::move(d), card.id, vector);
+  compact_if_worn();
+}
+
+void SearchIndex::Impl::insert(Doc d, const std::string& id, const embed::Vector& vector) {
+  const auto slot = static_cast<std::uint32_t>(docs.size());
   std::unordered_set<std::string> terms;
   for (std::size_t f = 0; f < kFields; ++f) {
-    impl_->total_length[f] += d.length[f];
+    total_length[f] += d.length[f];
     for (const auto& [t, n] : d.tf[f])
       terms.insert(t);
   }
@@ -257,17 +266,37 @@ void SearchIndex::upsert(const AgentCard& card, const std::vector<std::string>& 
         p.tf[f] = static_cast<std::uint16_t>(std::min<std::uint32_t>(it->second, 65535));
       }
     }
-    impl_->postings[t].push_back(p);
+    postings[t].push_back(p);
   }
-  impl_->docs.push_back(std::move(d));
-  impl_->by_id[card.id] = slot;
+  d.alive = true;
+  docs.push_back(std::move(d));
+  by_id[id] = slot;
   // A vector of other dimensions than the index's (an embedding server that changed its model
   // under the same name) is left out rather than failing a registration already stored.
-  if (!vector.empty() &&
-      (impl_->vectors.dimensions() == 0 || vector.size() == impl_->vectors.dimensions())) {
-    impl_->vectors.add(slot, vector);
+  if (!vector.empty() && (vectors.dimensions() == 0 || vector.size() == vectors.dimensions())) {
+    vectors.add(slot, vector);
   }
-  ++impl_->alive;
+  ++alive;
+}
+
+// Replaced and removed cards leave dead slots behind (in postings, documents and the vector
+// graph). Once they outnumber the live ones, the index is rebuilt from the live documents:
+// their term counts and vectors are reused, nothing is tokenized or embedded again.
+void SearchIndex::compact_if_worn() {
+  const std::size_t dead = impl_->docs.size() - impl_->alive;
+  if (dead < kCompactAfterDead || dead <= impl_->alive) return;
+  auto fresh = std::make_unique<Impl>(impl_->vectors.exact_below());
+  fresh->vectors.begin_bulk_load();
+  for (const auto& [id, slot] : impl_->by_id) {
+    const auto vector = impl_->vectors.vector_of(slot);
+    fresh->insert(std::move(impl_->docs[slot]), id, vector);
+  }
+  fresh->vectors.end_bulk_load();
+  impl_ = std::move(fresh);
+}
+
+std::size_t SearchIndex::slots() const {
+  return impl_->docs.size();
 }
 
 void SearchIndex::begin_bulk_load() {
@@ -286,8 +315,13 @@ void SearchIndex::remove(std::string_view id) {
   impl_->vectors.erase(it->second);
   for (std::size_t f = 0; f < kFields; ++f)
     impl_->total_length[f] -= d.length[f];
+  // The slot stays until compaction; what it held goes now.
+  d.card.reset();
+  for (auto& m : d.tf)
+    m.clear();
   impl_->by_id.erase(it);
   --impl_->alive;
+  compact_if_worn();
 }
 
 const AgentCard* SearchIndex::find(std::string_view id) const {

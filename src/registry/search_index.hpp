@@ -57,6 +57,9 @@ class SearchIndex {
   std::shared_ptr<const AgentCard> share(std::string_view id) const;
   std::size_t vector_dimensions() const;  // 0 until the first vector
   std::size_t size() const;
+  // Slots in use, live and replaced: a replaced or removed card keeps its slot until the index
+  // compacts itself (when replaced ones outnumber live ones).
+  std::size_t slots() const;
 
   // Whether the caller may see a private card (public cards are visible to everyone).
   using Visible = std::function<bool(const AgentCard&)>;
@@ -80,6 +83,7 @@ class SearchIndex {
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+  void compact_if_worn();
 };
 
 }  // namespace schemagate::registry

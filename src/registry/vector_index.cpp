@@ -91,6 +91,12 @@ void VectorIndex::erase(std::uint32_t slot) {
   if (graph_) graph_->hnsw.markDelete(slot);
 }
 
+embed::Vector VectorIndex::vector_of(std::uint32_t slot) const {
+  if (slot >= present_.size() || !present_[slot]) return {};
+  const float* v = data_.data() + static_cast<std::size_t>(slot) * dims_;
+  return embed::Vector(v, v + dims_);
+}
+
 float VectorIndex::similarity(std::uint32_t slot, const embed::Vector& query) const {
   if (slot >= present_.size() || !present_[slot] || query.size() != dims_) return 0.0f;
   const float* v = data_.data() + static_cast<std::size_t>(slot) * dims_;

@@ -31,6 +31,10 @@ class VectorIndex {
   std::size_t dimensions() const { return dims_; }
   bool approximate() const;  // the HNSW graph answers
 
+  // A copy of the slot's vector, empty when it has none.
+  embed::Vector vector_of(std::uint32_t slot) const;
+  std::size_t exact_below() const { return exact_below_; }
+
   // Cosine similarity of the slot's vector with `query`, 0 when the slot has none.
   float similarity(std::uint32_t slot, const embed::Vector& query) const;
 

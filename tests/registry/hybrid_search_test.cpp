@@ -259,4 +259,37 @@ TEST(SearchIndexTest, AVectorOfOtherDimensionsIsLeftOutNotFatal) {
   EXPECT_EQ(r.count, 2u);  // both still found by their words
 }
 
+TEST(SearchIndexTest, ReplacedCardsDoNotAccumulate) {
+  registry::SearchIndex index(100);  // the graph is in use from 100 vectors on
+  const auto vectors = random_unit_vectors(300, 16, 6);
+  for (std::size_t i = 0; i < 300; ++i) {
+    index.upsert(card("agent-" + std::to_string(i), "Agent " + std::to_string(i),
+                      "Handles case " + std::to_string(i) + "."),
+                 {}, vectors[i]);
+  }
+  // Re-register every card over and over (PUT of unchanged cards, a crawler's refresh...).
+  for (int round = 0; round < 20; ++round) {
+    for (std::size_t i = 0; i < 300; ++i) {
+      index.upsert(card("agent-" + std::to_string(i), "Agent " + std::to_string(i),
+                        "Handles case " + std::to_string(i) + "."),
+                   {}, vectors[i]);
+    }
+  }
+  EXPECT_EQ(index.size(), 300u);
+  EXPECT_LT(index.slots(), 300u + 1024u + 300u);  // compacted, not 6,300
+  // Both signals still answer, and find the right card.
+  const auto all = [](const registry::AgentCard&) { return true; };
+  const auto lexical = index.search("case 123", {}, registry::Filters{}, 1, 0, true, all);
+  ASSERT_EQ(lexical.hits.size(), 1u);
+  EXPECT_EQ(lexical.hits[0].card->id, "agent-123");
+  const auto dense = index.search("zzz", vectors[77], registry::Filters{}, 1, 0, true, all);
+  ASSERT_EQ(dense.hits.size(), 1u);
+  EXPECT_EQ(dense.hits[0].card->id, "agent-77");
+  for (std::size_t i = 0; i < 300; i += 2)
+    index.remove("agent-" + std::to_string(i));
+  EXPECT_EQ(index.size(), 150u);
+  EXPECT_EQ(index.find("agent-2"), nullptr);
+  ASSERT_NE(index.find("agent-3"), nullptr);
+}
+
 }  // namespace
