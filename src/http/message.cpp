@@ -2,8 +2,6 @@
 
 #include "util/json_text.hpp"
 
-#include <cmath>
-
 #include <boost/json/serialize.hpp>
 
 #include <algorithm>
@@ -62,68 +60,12 @@ std::optional<std::string_view> Response::header(std::string_view name) const {
   return find_header(headers, name);
 }
 
-namespace {
-
-// Like JSON.stringify: members in their order, numbers as ECMAScript prints them ("0.029", not
-// Boost's "2.9E-2"), integers exact.
-void write_json(std::string& out, const boost::json::value& v) {
-  namespace bj = boost::json;
-  switch (v.kind()) {
-    case bj::kind::null:
-      out += "null";
-      break;
-    case bj::kind::bool_:
-      out += v.get_bool() ? "true" : "false";
-      break;
-    case bj::kind::int64:
-      out += std::to_string(v.get_int64());
-      break;
-    case bj::kind::uint64:
-      out += std::to_string(v.get_uint64());
-      break;
-    case bj::kind::double_:
-      if (std::isfinite(v.get_double())) {
-        util::append_json_number(out, v.get_double());
-      } else {
-        out += "null";  // as JSON.stringify writes NaN and infinities
-      }
-      break;
-    case bj::kind::string:
-      util::append_json_string(out, v.get_string());
-      break;
-    case bj::kind::array: {
-      out += '[';
-      bool first = true;
-      for (const auto& el : v.get_array()) {
-        if (!first) out += ',';
-        first = false;
-        write_json(out, el);
-      }
-      out += ']';
-      break;
-    }
-    case bj::kind::object: {
-      out += '{';
-      bool first = true;
-      for (const auto& kv : v.get_object()) {
-        if (!first) out += ',';
-        first = false;
-        util::append_json_string(out, kv.key());
-        out += ':';
-        write_json(out, kv.value());
-      }
-      out += '}';
-      break;
-    }
-  }
-}
-
-}  // namespace
-
 Response Response::json(int status, const boost::json::value& body) {
   Response r;
   r.status = status;
-  write_json(r.body, body);
+  // JSON.stringify's form: members in order, numbers as ECMAScript prints them ("0.029", not
+  // Boost's "2.9E-2"), integers exact.
+  util::append_json(r.body, body, util::JsonForm::as_is);
   r.set_header("Content-Type", "application/json");
   return r;
 }

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "util/json_text.hpp"
+
 #include <boost/json/value.hpp>
 
 #include <stdexcept>
@@ -7,10 +9,8 @@
 
 namespace schemagate::json {
 
-class CanonicalizationError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+// NaN or Infinity, which JSON cannot carry (thrown by the writer both forms share).
+using CanonicalizationError = util::NonFiniteNumber;
 
 // RFC 8785 JSON Canonicalization Scheme: members sorted by their UTF-16 code units, no
 // whitespace, strings escaped as ECMAScript's JSON.stringify does, numbers as format_number.

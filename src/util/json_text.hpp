@@ -1,11 +1,29 @@
 #pragma once
 
+#include <boost/json/value.hpp>
+
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
-// The two lexical pieces of JSON output that must match ECMAScript's JSON.stringify byte for
-// byte: RFC 8785 canonicalization (json/jcs) and every response body (http) write through them.
+// JSON output that matches ECMAScript's JSON.stringify byte for byte. One writer serves RFC 8785
+// canonicalization (json/jcs) and every response body (http).
 namespace schemagate::util {
+
+class NonFiniteNumber : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class JsonForm {
+  // JSON.stringify of the value: members in their order, integers exact, NaN and infinities as
+  // null.
+  as_is,
+  // RFC 8785: members ordered by their UTF-16 code units, every number as an IEEE double, NaN
+  // and infinities refused (NonFiniteNumber).
+  canonical,
+};
+void append_json(std::string& out, const boost::json::value& v, JsonForm form);
 
 // Number.prototype.toString for a finite double: the shortest digits that round-trip, fixed
 // notation for 1e-7 <= |x| < 1e21, exponent notation otherwise ("0.029", "1e+21", "5e-7").
