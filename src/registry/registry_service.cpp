@@ -25,29 +25,30 @@ namespace {
 constexpr std::string_view kAgents = "agents";
 constexpr std::string_view kVectors = "agent_vectors";
 
-std::string text_hash(const AgentCard& card, const std::vector<std::string>& extra) {
-  return std::to_string(util::fnv1a64(embedding_text(card, extra)));
+std::string text_hash(std::string_view text) {
+  return std::to_string(util::fnv1a64(text));
 }
 
-bj::object vector_document(const std::string& model, const AgentCard& card,
-                           const std::vector<std::string>& extra, const embed::Vector& v) {
+// `text` is what the vector was computed from (embedding_text of the card and its extras).
+bj::object vector_document(const std::string& model, std::string_view text,
+                           const embed::Vector& v) {
   return bj::object{
       {"model", model},
-      {"text_hash", text_hash(card, extra)},
+      {"text_hash", text_hash(text)},
       {"vector", util::encode_base64(std::string_view(reinterpret_cast<const char*>(v.data()),
                                                       v.size() * sizeof(float)))}};
 }
 
-// The stored vector when it was computed by `model` from the card's current text, else empty.
-embed::Vector stored_vector(const bj::value& body, const std::string& model, const AgentCard& card,
-                            const std::vector<std::string>& extra) {
+// The stored vector when it was computed by `model` from the card's current `text`, else empty.
+embed::Vector stored_vector(const bj::value& body, const std::string& model,
+                            std::string_view text) {
   const auto* o = body.if_object();
   if (!o) return {};
   const auto* m = o->if_contains("model");
   const auto* h = o->if_contains("text_hash");
   const auto* v = o->if_contains("vector");
   if (!m || !h || !v || !m->is_string() || !h->is_string() || !v->is_string()) return {};
-  if (m->get_string() != model.c_str() || h->get_string() != text_hash(card, extra).c_str()) {
+  if (m->get_string() != model.c_str() || h->get_string() != text_hash(text).c_str()) {
     return {};
   }
   std::string bytes;
@@ -123,13 +124,18 @@ RegistryService::RegistryService(store::Store& store, const util::Clock& clock, 
       index_(options.exact_vector_search_below) {
   const std::string model = embedder_ ? embedder_->model() : std::string();
   // Cards whose stored vector is missing or stale, embedded in batches after the scan.
-  std::vector<std::pair<AgentCard, std::vector<std::string>>> pending;
+  struct Pending {
+    AgentCard card;
+    std::vector<std::string> extra;
+    std::string text;  // what is embedded
+  };
+  std::vector<Pending> pending;
   std::size_t reused = 0;
   auto flush = [&] {
     if (pending.empty()) return;
     std::vector<std::string> texts;
-    for (const auto& [c, extra] : pending)
-      texts.push_back(embedding_text(c, extra));
+    for (const auto& p : pending)
+      texts.push_back(p.text);
     std::vector<embed::Vector> vectors;
     try {
       vectors = embedder_->embed(texts);
@@ -141,11 +147,11 @@ RegistryService::RegistryService(store::Store& store, const util::Clock& clock, 
     }
     std::vector<store::Write> writes;
     for (std::size_t i = 0; i < pending.size(); ++i) {
-      const auto& [card, extra] = pending[i];
-      index_.upsert(card, extra, vectors[i]);
+      const auto& p = pending[i];
+      index_.upsert(p.card, p.extra, vectors[i]);
       if (!vectors[i].empty()) {
-        writes.push_back(store::Write::put(std::string(kVectors), card.id,
-                                           vector_document(model, card, extra, vectors[i])));
+        writes.push_back(store::Write::put(std::string(kVectors), p.card.id,
+                                           vector_document(model, p.text, vectors[i])));
       }
     }
     if (!writes.empty()) store_.commit(writes);
@@ -175,11 +181,12 @@ RegistryService::RegistryService(store::Store& store, const util::Clock& clock, 
       auto extra = extra_text(*card);
       embed::Vector v;
       if (embedder_) {
+        auto text = embedding_text(*card, extra);
         if (const auto it = stored.find(card->id); it != stored.end()) {
-          v = stored_vector(it->second, model, *card, extra);
+          v = stored_vector(it->second, model, text);
         }
         if (v.empty()) {
-          pending.emplace_back(std::move(*card), std::move(extra));
+          pending.push_back({std::move(*card), std::move(extra), std::move(text)});
           if (pending.size() == 256) flush();
           continue;
         }
@@ -209,16 +216,26 @@ std::vector<std::string> RegistryService::extra_text(const AgentCard& card) cons
   return out;
 }
 
-embed::Vector RegistryService::embed_card(const AgentCard& card,
-                                          const std::vector<std::string>& extra) const {
+embed::Vector RegistryService::embed_card(const std::string& id, const std::string& text) const {
   if (!embedder_) return {};
+  embed::Vector vector;
   try {
-    return embedder_->embed({embedding_text(card, extra)}).at(0);
+    vector = embedder_->embed({text}).at(0);
   } catch (const std::exception& e) {
     // The card is still registered and found lexically; the next start embeds it again.
-    spdlog::warn("{}", "registry: cannot embed agent \"" + card.id + "\": " + e.what());
+    spdlog::warn("{}", "registry: cannot embed agent \"" + id + "\": " + e.what());
     return {};
   }
+  std::shared_lock lock(mu_);
+  const auto dims = index_.vector_dimensions();
+  if (!vector.empty() && dims != 0 && vector.size() != dims) {
+    spdlog::warn(
+        "registry: agent \"{}\" embeds to {} dimensions, the index holds {}; it is searched "
+        "lexically",
+        id, vector.size(), dims);
+    return {};
+  }
+  return vector;
 }
 
 embed::Vector RegistryService::embed_query(const std::string& query) const {
@@ -247,24 +264,14 @@ RegistryService::Registered RegistryService::store_card(const bj::value& body,
   }
   // Embedding may be a network call: it happens before the index is locked.
   const auto extra = extra_text(card);
-  embed::Vector vector = embed_card(card, extra);
-  {
-    std::shared_lock lock(mu_);
-    const auto dims = index_.vector_dimensions();
-    if (!vector.empty() && dims != 0 && vector.size() != dims) {
-      spdlog::warn(
-          "registry: agent \"{}\" embeds to {} dimensions, the index holds {}; it is "
-          "searched lexically",
-          card.id, vector.size(), dims);
-      vector.clear();
-    }
-  }
+  const auto text = embedding_text(card, extra);
+  const embed::Vector vector = embed_card(card.id, text);
   std::vector<store::Write> writes{
       store::Write::put(std::string(kAgents), card.id, card.raw, expected)};
-  writes.push_back(
-      vector.empty() ? store::Write::remove(std::string(kVectors), card.id)
-                     : store::Write::put(std::string(kVectors), card.id,
-                                         vector_document(embedder_->model(), card, extra, vector)));
+  writes.push_back(vector.empty()
+                       ? store::Write::remove(std::string(kVectors), card.id)
+                       : store::Write::put(std::string(kVectors), card.id,
+                                           vector_document(embedder_->model(), text, vector)));
   std::unique_lock lock(mu_);
   store::Document doc;
   try {
@@ -457,12 +464,13 @@ std::size_t RegistryService::refresh_scenario(const std::string& scenario) {
   }
   for (const auto& card : affected) {
     const auto extra = extra_text(*card);
-    embed::Vector vector = embed_card(*card, extra);
+    const auto text = embedding_text(*card, extra);
+    const embed::Vector vector = embed_card(card->id, text);
     std::unique_lock lock(mu_);
     if (index_.share(card->id) != card) continue;  // replaced meanwhile: that one is current
     if (!vector.empty()) {
       store_.put(std::string(kVectors), card->id,
-                 vector_document(embedder_->model(), *card, extra, vector));
+                 vector_document(embedder_->model(), text, vector));
     }
     index_.upsert(*card, extra, vector);
   }

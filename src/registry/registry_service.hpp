@@ -120,7 +120,9 @@ class RegistryService {
   Registered store_card(const boost::json::value& body, std::optional<std::int64_t> expected);
   Entry entry_from(std::shared_ptr<const AgentCard> card);
   std::vector<std::string> extra_text(const AgentCard& card) const;
-  embed::Vector embed_card(const AgentCard& card, const std::vector<std::string>& extra) const;
+  // The card's vector from its embedding text; empty when the embedder fails or answers with
+  // other dimensions than the index holds (both logged: the card is then found by its words).
+  embed::Vector embed_card(const std::string& id, const std::string& text) const;
   embed::Vector embed_query(const std::string& query) const;
 
   store::Store& store_;
