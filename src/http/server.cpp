@@ -196,6 +196,20 @@ class AsyncClientImpl final : public AsyncClient {
   outbound::IdlePool<Stream> idle_{kMaxIdlePerHost};
 };
 
+// What a handler's exception becomes: its own status for an Error, a logged 500 otherwise.
+Response failure_response(const Request& req, std::exception_ptr failure) {
+  try {
+    std::rethrow_exception(failure);
+  } catch (const Error& e) {
+    return error_response(e);
+  } catch (const std::exception& e) {
+    spdlog::error("{} {} failed: {}", req.method, req.target, e.what());
+  } catch (...) {
+    spdlog::error("{} {} failed", req.method, req.target);
+  }
+  return error_response(Error(500, "Internal", "internal error; see the server log"));
+}
+
 // Runs a route's fast path and resumes the session when it answers (or declines).
 template <class Token>
 auto try_fast_path(const FastPath& fast, Request& req, Token&& token) {
@@ -218,11 +232,8 @@ auto try_fast_path(const FastPath& fast, Request& req, Token&& token) {
         } reset;
         try {
           if (!fast(req, respond)) finish(std::nullopt);
-        } catch (const Error& e) {
-          finish(error_response(e));
-        } catch (const std::exception& e) {
-          spdlog::error("{} {} failed: {}", req.method, req.target, e.what());
-          finish(error_response(Error(500, "Internal", "internal error; see the server log")));
+        } catch (...) {
+          finish(failure_response(req, std::current_exception()));
         }
       },
       token);
@@ -515,11 +526,8 @@ struct Server::Impl {
   Response dispatch(Request& req, const Handler& handler) {
     try {
       return handler(req);
-    } catch (const Error& e) {
-      return error_response(e);
-    } catch (const std::exception& e) {
-      spdlog::error("{} {} failed: {}", req.method, req.target, e.what());
-      return error_response(Error(500, "Internal", "internal error; see the server log"));
+    } catch (...) {
+      return failure_response(req, std::current_exception());
     }
   }
 
