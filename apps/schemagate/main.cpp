@@ -117,6 +117,16 @@ CLI::App* add_server_command(CLI::App& app, const std::string& name, const std::
                    "from there on")
       ->envname("SCHEMAGATE_EXACT_VECTOR_SEARCH_BELOW")
       ->capture_default_str();
+  serve
+      ->add_option("--public-url", config.a2a.public_url,
+                   "Base URL clients reach this server at, used in A2A agent cards (default: "
+                   "the request's Host)")
+      ->envname("SCHEMAGATE_PUBLIC_URL");
+  serve
+      ->add_option("--a2a-task-retention-hours", config.a2a.task_retention,
+                   "How long an A2A task is kept after its last update")
+      ->envname("SCHEMAGATE_A2A_TASK_RETENTION_HOURS")
+      ->capture_default_str();
   serve->add_option("--log-level", config.log_level, "trace, debug, info, warn, error or off")
       ->envname("SCHEMAGATE_LOG_LEVEL")
       ->capture_default_str();

@@ -279,7 +279,8 @@ ExchangeService::Negotiated ExchangeService::negotiate(std::string_view scenario
 }
 
 bj::object ExchangeService::json_schema(std::string_view scenario, std::string_view version) {
-  return load_template(scenario, version)->tmpl.json_schema();
+  return load_template(scenario, version.empty() ? latest_version(scenario) : std::string(version))
+      ->tmpl.json_schema();
 }
 
 std::string ExchangeService::sanitize_other(std::string_view text) const {

@@ -101,7 +101,8 @@ class ExchangeService {
   // get_schema_template: the latest version unless `version` is given.
   Negotiated negotiate(std::string_view scenario, std::string_view preferred_language,
                        std::optional<std::string> version = std::nullopt);
-  boost::json::object json_schema(std::string_view scenario, std::string_view version);
+  // The JSON Schema of a published version (the latest when `version` is empty).
+  boost::json::object json_schema(std::string_view scenario, std::string_view version = {});
 
   // submit_payload: validate, complete with defaults, record `other`, execute, and attach active
   // update suggestions. `expected_scenario`, when given, must own the schema_id.

@@ -1,5 +1,6 @@
 #include "gateway/gateway_service.hpp"
 
+#include "a2a/wire.hpp"
 #include "exchange/exchange_service.hpp"
 #include "json/jcs.hpp"
 #include "json/parse.hpp"
@@ -8,6 +9,8 @@
 #include "store/store.hpp"
 #include "util/clock.hpp"
 #include "util/hash.hpp"
+#include "util/ids.hpp"
+#include "util/text.hpp"
 
 #include <boost/json/serialize.hpp>
 
@@ -86,6 +89,21 @@ struct GatewayService::Call {
   std::chrono::milliseconds timeout{0};
 };
 
+// The card's own concurrency limit and timeout, or the gateway's.
+void GatewayService::apply_limits(Call& call) const {
+  const auto& card = *call.entry.card;
+  call.limit = limits_.max_concurrency_per_agent;
+  if (const auto* m = card.raw.if_contains("max_concurrency");
+      m && m->is_int64() && m->get_int64() > 0) {
+    call.limit = static_cast<unsigned>(m->get_int64());
+  }
+  call.timeout = limits_.agent_timeout;
+  if (const auto* t = card.raw.if_contains("timeout_ms");
+      t && t->is_int64() && t->get_int64() > 0) {
+    call.timeout = std::chrono::milliseconds(t->get_int64());
+  }
+}
+
 GatewayService::Call GatewayService::prepare(std::string_view agent_id, std::string_view operation,
                                              const bj::value& input_value,
                                              const registry::Caller& caller) {
@@ -127,16 +145,7 @@ GatewayService::Call GatewayService::prepare(std::string_view agent_id, std::str
   }
   call.op = op;
   call.schema_key = card.id + "#" + std::to_string(call.entry.revision) + "#" + op->name;
-  call.limit = limits_.max_concurrency_per_agent;
-  if (const auto* m = card.raw.if_contains("max_concurrency");
-      m && m->is_int64() && m->get_int64() > 0) {
-    call.limit = static_cast<unsigned>(m->get_int64());
-  }
-  call.timeout = limits_.agent_timeout;
-  if (const auto* t = card.raw.if_contains("timeout_ms");
-      t && t->is_int64() && t->get_int64() > 0) {
-    call.timeout = std::chrono::milliseconds(t->get_int64());
-  }
+  apply_limits(call);
   if (call.op->scenario.empty() && !call.op->input_schema.is_null()) {
     const auto check =
         schema_for(call.schema_key + "#in", call.op->input_schema)->evaluate(call.input);
@@ -220,6 +229,10 @@ bj::value GatewayService::check_reply(const Call& call, int status, const std::s
     throw GatewayError(502, "InvalidAgentResponse",
                        std::string("the agent's reply is not JSON: ") + e.what());
   }
+  return check_output(call, std::move(answer));
+}
+
+bj::value GatewayService::check_output(const Call& call, bj::value answer) {
   if (!call.op->output_schema.is_null()) {
     const auto check =
         schema_for(call.schema_key + "#out", call.op->output_schema)->evaluate(answer);
@@ -238,6 +251,7 @@ bj::value GatewayService::invoke_one(std::string_view agent_id, std::string_view
                                      const bj::value& input_value, const registry::Caller& caller) {
   const Call call = prepare(agent_id, operation, input_value, caller);
   if (!call.op->scenario.empty()) return run_scenario(call, caller);
+  if (call.entry.card->speaks_a2a()) return invoke_a2a(call, caller);
   const auto& id = call.entry.card->id;
   const Slot slot(mu_, in_flight_, id, call.limit);
   const auto reply = reaching(id, call.timeout, [&] {
@@ -252,7 +266,7 @@ bool GatewayService::invoke_async(std::string_view agent_id, std::string_view op
                                   const registry::Caller& caller, InvokeCallback done) {
   if (!body.is_object()) return false;
   auto call = std::make_shared<Call>(prepare(agent_id, operation, body, caller));
-  if (!call->op->scenario.empty()) return false;
+  if (!call->op->scenario.empty() || call->entry.card->speaks_a2a()) return false;
   const std::string id = call->entry.card->id;
   auto slot = std::make_shared<Slot>(mu_, in_flight_, id, call->limit);
   const bool untouched = call->input.get_object().size() == body.get_object().size();
@@ -347,6 +361,9 @@ std::unique_ptr<EventStream> GatewayService::invoke_stream(std::string_view agen
   Call call = prepare(agent_id, operation, input, caller);
   if (!call.op->scenario.empty()) {
     return std::make_unique<SingleEvent>(sse_event("result", run_scenario(call, caller)));
+  }
+  if (call.entry.card->speaks_a2a()) {
+    return std::make_unique<SingleEvent>(sse_event("result", invoke_a2a(call, caller)));
   }
   if (stream_flag) call.input.get_object()["stream"] = true;  // §6.3: the agent's own parameter
   const auto& id = call.entry.card->id;
@@ -454,6 +471,121 @@ GatewayService::Outcome GatewayService::invoke(std::string_view agent_id,
                           {"expires_at_ms", expires}});
   }
   return out;
+}
+
+namespace {
+
+// The agent's reply data: the data part tagged with the operation's output schema, else the
+// first data part, else the text (as {"text": ...}).
+std::optional<bj::value> reply_data(const bj::array& parts, const std::string& schema_name,
+                                    std::string& text) {
+  std::optional<bj::value> first;
+  for (const auto& pv : parts) {
+    const auto& part = pv.as_object();
+    if (const auto* d = part.if_contains("data")) {
+      const auto mt = util::parse_media_type(a2a::media_type_of(part));
+      if (!schema_name.empty() && mt.schema == schema_name) return *d;
+      if (!first) first = *d;
+    } else if (const auto* t = part.if_contains("text"); t && t->is_string()) {
+      text += (text.empty() ? "" : "\n") + std::string(t->get_string());
+    }
+  }
+  return first;
+}
+
+bool says_nothing(const bj::value& schema) {
+  return schema.is_null() || (schema.is_object() && schema.get_object().empty());
+}
+
+}  // namespace
+
+bj::object GatewayService::post_a2a(const Call& call, const bj::object& request) {
+  const auto& id = call.entry.card->id;
+  const auto version = call.entry.card->a2a_version() == "0.3" ? a2a::WireVersion::v0_3
+                                                                : a2a::WireVersion::v1_0;
+  auto headers = credentials_for(id);
+  headers.emplace_back("A2A-Version", version == a2a::WireVersion::v0_3 ? "0.3" : "1.0");
+  const Slot slot(mu_, in_flight_, id, call.limit);
+  const auto reply = reaching(id, call.timeout, [&] {
+    return transport_.post_json(call.op->endpoint,
+                                a2a::upstream_send_body(request, version, util::new_uuid()),
+                                call.timeout, headers);
+  });
+  if (reply.status < 200 || reply.status > 299) {
+    throw GatewayError(502, "AgentError",
+                       "agent \"" + id + "\" answered HTTP " + std::to_string(reply.status),
+                       bj::object{{"agent_status", reply.status}});
+  }
+  try {
+    return a2a::read_upstream_reply(reply.body, version);
+  } catch (const a2a::A2AError& e) {
+    throw GatewayError(502, "InvalidAgentResponse", "agent \"" + id + "\": " + e.what());
+  }
+}
+
+bj::value GatewayService::invoke_a2a(const Call& call, const registry::Caller&) {
+  bj::object part{{"data", call.input}};
+  if (!says_nothing(call.op->input_schema)) {
+    const auto mt = a2a::schema_media_type(call.op->input_schema_name);
+    part["mediaType"] = mt;
+    part["metadata"] = bj::object{{"mimeType", mt}};
+  } else {
+    part["mediaType"] = "application/json";
+  }
+  const auto reply = post_a2a(
+      call, bj::object{{"message", bj::object{{"messageId", util::new_uuid()},
+                                              {"role", "ROLE_USER"},
+                                              {"parts", bj::array{std::move(part)}}}}});
+  const auto& id = call.entry.card->id;
+  std::string text;
+  std::optional<bj::value> data;
+  if (const auto* t = reply.if_contains("task")) {
+    const auto& task = t->as_object();
+    const std::string state(task.at("status").at("state").as_string());
+    if (state != "TASK_STATE_COMPLETED") {
+      std::string why;
+      if (const auto* m = task.at("status").as_object().if_contains("message"); m && m->is_object()) {
+        reply_data(m->at("parts").as_array(), "", why);
+      }
+      throw GatewayError(502, "AgentError",
+                         "agent \"" + id + "\" ended the task " + state + (why.empty() ? "" : ": " + why),
+                         bj::object{{"task_state", state}});
+    }
+    if (const auto* arts = task.if_contains("artifacts"); arts && arts->is_array()) {
+      for (const auto& a : arts->get_array()) {
+        if (auto d = reply_data(a.at("parts").as_array(), call.op->output_schema_name, text); d && !data) {
+          data = std::move(d);
+        }
+      }
+    }
+  } else {
+    data = reply_data(reply.at("message").at("parts").as_array(), call.op->output_schema_name, text);
+  }
+  if (!data) {
+    if (text.empty()) {
+      throw GatewayError(502, "InvalidAgentResponse", "agent \"" + id + "\" answered without data or text");
+    }
+    data = bj::object{{"text", text}};
+  }
+  return check_output(call, std::move(*data));
+}
+
+bj::object GatewayService::send_a2a(std::string_view agent_id, const bj::object& request,
+                                    const registry::Caller& caller) {
+  Call call;
+  try {
+    call.entry = registry_.get(agent_id, caller);
+  } catch (const registry::RegistryError& e) {
+    throw GatewayError(404, "NotFound", e.what());
+  }
+  const auto& card = *call.entry.card;
+  if (!card.speaks_a2a() || card.operations.empty()) {
+    throw GatewayError(400, "InvalidInput", "agent \"" + card.id + "\" does not speak A2A");
+  }
+  call.op = &card.operations.front();
+  call.schema_key = card.id + "#" + std::to_string(call.entry.revision) + "#" + call.op->name;
+  apply_limits(call);
+  return post_a2a(call, request);
 }
 
 }  // namespace schemagate::gateway

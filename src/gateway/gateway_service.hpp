@@ -119,6 +119,13 @@ class GatewayService {
                                              const boost::json::value& body,
                                              const registry::Caller& caller);
 
+  // A v1.0 SendMessageRequest sent on to an agent that speaks A2A itself, over JSON-RPC in the
+  // protocol version its card declared (credentials, concurrency and timeout as for invoke()):
+  // its answer as a v1.0 SendMessageResponse ({"task"} or {"message"}). Throws GatewayError
+  // (502 InvalidAgentResponse for an answer that is not A2A).
+  boost::json::object send_a2a(std::string_view agent_id, const boost::json::object& request,
+                               const registry::Caller& caller);
+
  private:
   struct Call;
   Call prepare(std::string_view agent_id, std::string_view operation,
@@ -128,6 +135,11 @@ class GatewayService {
   boost::json::value run_scenario(const Call& call, const registry::Caller& caller);
   std::vector<std::pair<std::string, std::string>> credentials_for(const std::string& agent_id);
   boost::json::value check_reply(const Call& call, int status, const std::string& body);
+  boost::json::value check_output(const Call& call, boost::json::value answer);
+  void apply_limits(Call& call) const;
+  // An operation of an A2A agent: the input goes as a data part, the reply's data comes back.
+  boost::json::value invoke_a2a(const Call& call, const registry::Caller& caller);
+  boost::json::object post_a2a(const Call& call, const boost::json::object& request);
   std::shared_ptr<const jsonschema::Schema> schema_for(const std::string& key,
                                                        const boost::json::value& schema);
 

@@ -134,6 +134,17 @@ bool AgentCard::has_capability(std::string_view c) const {
 bool AgentCard::has_tag(std::string_view t) const {
   return contains_lower(tags, t);
 }
+bool AgentCard::speaks_a2a() const {
+  return contains_lower(protocols, "a2a");
+}
+
+std::string AgentCard::a2a_version() const {
+  if (const auto* v = raw.if_contains("a2a_protocol_version"); v && v->is_string()) {
+    return std::string(v->get_string());
+  }
+  return "1.0";
+}
+
 bool AgentCard::supports_language(std::string_view l) const {
   if (contains_lower(supported_languages, l)) return true;
   // "zh" also matches an agent that lists "zh-CN".
@@ -219,6 +230,19 @@ std::variant<AgentCard, std::vector<CardProblem>> parse_agent_card(const bj::val
           r.problem(path + "/endpoint", "endpoint must be an http:// or https:// URL");
         }
         if (out.endpoint.empty()) out.endpoint = card.endpoint;
+        out.input_schema_name = r.text(op, "input_schema_name", false, 128, path);
+        out.output_schema_name = r.text(op, "output_schema_name", false, 128, path);
+        if (out.input_schema_name.empty()) out.input_schema_name = out.name + ".input";
+        if (out.output_schema_name.empty()) out.output_schema_name = out.name + ".output";
+        for (const char* k : {"input_fields", "output_fields"}) {
+          if (const auto* f = op.if_contains(k); f && !f->is_null()) {
+            if (!f->is_array()) {
+              r.problem(path + "/" + k, std::string(k) + " must be an array of FieldDefinitions");
+              continue;
+            }
+            (k[0] == 'i' ? out.input_fields : out.output_fields) = *f;
+          }
+        }
         if (const auto* s = op.if_contains("input_schema"))
           out.input_schema = r.schema(*s, path + "/input_schema");
         if (const auto* s = op.if_contains("output_schema"))
@@ -240,6 +264,8 @@ std::variant<AgentCard, std::vector<CardProblem>> parse_agent_card(const bj::val
     simple.name = "default";
     simple.description = card.description;
     simple.endpoint = card.endpoint;
+    simple.input_schema_name = "default.input";
+    simple.output_schema_name = "default.output";
     if (const auto* in = o.if_contains("inputs"))
       simple.input_schema = r.simple_schema(*in, "/inputs");
     if (const auto* out = o.if_contains("outputs"))

@@ -15,6 +15,14 @@ struct Operation {
   boost::json::value output_schema;  // null when absent
   std::string endpoint;              // full URL; the card's endpoint when not given
   std::string scenario;
+  // Seed 001 names of the input and output schemas (the A2A face's
+  // application/json;schema=<name>); "<name>.input" / "<name>.output" when not given.
+  std::string input_schema_name;
+  std::string output_schema_name;
+  // Seed 002 FieldDefinitions an A2A agent declared on its skill (null: derived from the
+  // schemas' properties).
+  boost::json::value input_fields;
+  boost::json::value output_fields;
 };
 
 // Seed 004 §4 agent metadata, checked and normalized. The card as stored keeps every field
@@ -40,6 +48,11 @@ struct AgentCard {
   bool has_capability(std::string_view c) const;
   bool has_tag(std::string_view t) const;
   bool supports_language(std::string_view l) const;
+  // The agent itself speaks A2A (`protocols` names it): the gateway reaches it with A2A
+  // messages instead of plain JSON posts.
+  bool speaks_a2a() const;
+  // The A2A protocol version its endpoint speaks ("1.0" or "0.3"), from its crawled card.
+  std::string a2a_version() const;
 };
 
 struct CardProblem {

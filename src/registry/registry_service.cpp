@@ -304,31 +304,140 @@ RegistryService::Registered RegistryService::put(std::string_view id, const bj::
   return store_card(copy, std::nullopt);
 }
 
+namespace {
+
+// The named schemas an A2A card declares (seed 001): the root `schemas` map, and the map in
+// any extension's params.
+bj::object a2a_schemas(const bj::object& a2a) {
+  bj::object out;
+  if (const auto* caps = a2a.if_contains("capabilities"); caps && caps->is_object()) {
+    if (const auto* exts = caps->get_object().if_contains("extensions"); exts && exts->is_array()) {
+      for (const auto& e : exts->get_array()) {
+        const auto* params = e.is_object() ? e.get_object().if_contains("params") : nullptr;
+        const auto* s = params && params->is_object() ? params->get_object().if_contains("schemas")
+                                                      : nullptr;
+        if (s && s->is_object()) {
+          for (const auto& kv : s->get_object())
+            out[kv.key()] = kv.value();
+        }
+      }
+    }
+  }
+  if (const auto* s = a2a.if_contains("schemas"); s && s->is_object()) {
+    for (const auto& kv : s->get_object())
+      out[kv.key()] = kv.value();
+  }
+  return out;
+}
+
+// The first mode of `modes` (or else of `fallback`) naming a declared schema.
+std::string schema_mode(const bj::value* modes, const bj::value* fallback,
+                        const bj::object& schemas) {
+  for (const auto* list : {modes, fallback}) {
+    if (!list || !list->is_array()) continue;
+    for (const auto& m : list->get_array()) {
+      if (!m.is_string()) continue;
+      const auto mt = util::parse_media_type(m.get_string());
+      if (!mt.schema.empty() && schemas.contains(mt.schema)) return mt.schema;
+    }
+  }
+  return {};
+}
+
+// Seed 002: an object schema with a property per FieldDefinition (a text field is a string).
+bj::value schema_from_fields(const bj::value& fields) {
+  bj::object props;
+  bj::array required;
+  for (const auto& f : fields.as_array()) {
+    if (!f.is_object()) continue;
+    const auto& o = f.get_object();
+    const auto* name = o.if_contains("name");
+    if (!name || !name->is_string()) continue;
+    bj::value schema = bj::object{};
+    if (const auto* s = o.if_contains("schema"); s && (s->is_object() || s->is_bool())) {
+      schema = *s;
+    } else if (const auto* k = o.if_contains("kind"); k && k->is_string() && k->get_string() == "text") {
+      schema = bj::object{{"type", "string"}};
+    }
+    if (const auto* d = o.if_contains("description"); d && d->is_string() && schema.is_object()) {
+      schema.get_object().emplace("description", *d);
+    }
+    props[name->get_string()] = std::move(schema);
+    const auto* opt = o.if_contains("optional");
+    if (!opt || !opt->is_bool() || !opt->get_bool()) required.push_back(*name);
+  }
+  return bj::object{{"type", "object"}, {"properties", std::move(props)}, {"required", std::move(required)}};
+}
+
+}  // namespace
+
 bj::object card_from_a2a(const bj::object& a2a, const std::string& fallback_id) {
   auto text = [&](const char* k) {
     const auto* v = a2a.if_contains(k);
     return v && v->is_string() ? std::string(v->get_string()) : std::string();
   };
-  bj::array capabilities, tags, operations_names;
+  // Where and how the agent is reached: its JSON-RPC interface, 1.0 preferred.
+  std::string url = text("url");
+  std::string version = "0.3";
+  if (const auto* ifs = a2a.if_contains("supportedInterfaces"); ifs && ifs->is_array()) {
+    for (const auto& i : ifs->get_array()) {
+      if (!i.is_object()) continue;
+      const auto& o = i.get_object();
+      const auto* binding = o.if_contains("protocolBinding");
+      const auto* u = o.if_contains("url");
+      const auto* v = o.if_contains("protocolVersion");
+      if (!binding || !binding->is_string() || binding->get_string() != "JSONRPC" || !u ||
+          !u->is_string()) {
+        continue;
+      }
+      const std::string iv = v && v->is_string() ? std::string(v->get_string()) : "0.3";
+      if (url.empty() || version != "1.0") {
+        url = std::string(u->get_string());
+        version = iv.starts_with("1.") || iv == "1" ? "1.0" : "0.3";
+      }
+    }
+  }
+  const bj::object schemas = a2a_schemas(a2a);
+  bj::array capabilities, tags, operations;
+  std::string description = text("description");
   if (const auto* skills = a2a.if_contains("skills"); skills && skills->is_array()) {
     for (const auto& sk : skills->get_array()) {
       if (!sk.is_object()) continue;
-      if (const auto* id = sk.get_object().if_contains("id"); id && id->is_string())
-        capabilities.push_back(*id);
-      if (const auto* t = sk.get_object().if_contains("tags"); t && t->is_array()) {
+      const auto& s = sk.get_object();
+      const auto* id = s.if_contains("id");
+      if (!id || !id->is_string() || id->get_string().empty()) continue;
+      capabilities.push_back(*id);
+      if (const auto* t = s.if_contains("tags"); t && t->is_array()) {
         for (const auto& x : t->get_array()) {
           if (x.is_string()) tags.push_back(x);
         }
       }
-    }
-  }
-  std::string description = text("description");
-  if (const auto* skills = a2a.if_contains("skills"); skills && skills->is_array()) {
-    for (const auto& sk : skills->get_array()) {
-      if (const auto* d = sk.is_object() ? sk.get_object().if_contains("description") : nullptr;
-          d && d->is_string()) {
+      bj::object op{{"name", *id}};
+      if (const auto* d = s.if_contains("description"); d && d->is_string()) {
         description += " " + std::string(d->get_string());
+        op["description"] = *d;
       }
+      const auto in = schema_mode(s.if_contains("inputModes"), a2a.if_contains("defaultInputModes"), schemas);
+      const auto out = schema_mode(s.if_contains("outputModes"), a2a.if_contains("defaultOutputModes"), schemas);
+      const auto* in_fields = s.if_contains("inputFields");
+      const auto* out_fields = s.if_contains("outputFields");
+      if (!in.empty()) {
+        op["input_schema"] = schemas.at(in);
+        op["input_schema_name"] = in;
+      } else if (in_fields && in_fields->is_array()) {
+        op["input_schema"] = schema_from_fields(*in_fields);
+      } else {
+        op["input_schema"] = bj::object{};
+      }
+      if (!out.empty()) {
+        op["output_schema"] = schemas.at(out);
+        op["output_schema_name"] = out;
+      } else if (out_fields && out_fields->is_array()) {
+        op["output_schema"] = schema_from_fields(*out_fields);
+      }
+      if (in_fields && in_fields->is_array()) op["input_fields"] = *in_fields;
+      if (out_fields && out_fields->is_array()) op["output_fields"] = *out_fields;
+      operations.push_back(std::move(op));
     }
   }
   bj::object card{{"id", fallback_id},
@@ -337,8 +446,10 @@ bj::object card_from_a2a(const bj::object& a2a, const std::string& fallback_id) 
                   {"capabilities", std::move(capabilities)},
                   {"tags", std::move(tags)},
                   {"protocols", bj::array{"a2a"}},
+                  {"a2a_protocol_version", version},
                   {"a2a_card", a2a}};
-  if (const auto url = text("url"); !url.empty()) card["endpoint"] = url;
+  if (!url.empty()) card["endpoint"] = url;
+  if (!operations.empty()) card["operations"] = std::move(operations);
   if (const auto v = text("version"); !v.empty()) card["version"] = v;
   if (const auto* p = a2a.if_contains("provider"); p && p->is_object()) {
     if (const auto* org = p->get_object().if_contains("organization"); org && org->is_string()) {
@@ -377,6 +488,7 @@ RegistryService::Registered RegistryService::crawl(const std::string& url, CardF
   }
   if (derived.size() > 128) derived.resize(128);
   const bool a2a = o.contains("skills") || o.contains("protocolVersion") ||
+                   o.contains("supportedInterfaces") ||
                    (o.contains("url") && !o.contains("endpoint") && !o.contains("id"));
   bj::value card = a2a ? bj::value(card_from_a2a(o, derived)) : doc;
   if (!card.get_object().contains("id")) card.get_object()["id"] = derived;

@@ -1,5 +1,7 @@
 #include "server/app.hpp"
 
+#include "a2a/a2a_service.hpp"
+#include "api/a2a_routes.hpp"
 #include "api/auth.hpp"
 #include "api/exchange_routes.hpp"
 #include "api/gateway_routes.hpp"
@@ -101,6 +103,38 @@ int run(const Config& config, const StartHook& on_start) {
   gateway_limits.agent_timeout = config.exchange.agent_timeout;
   gateway::GatewayService gateway(registry, exchange, *store, clock, transport, gateway_limits);
 
+  // The A2A face invokes through the gateway: the same validation, forwarding and limits.
+  const auto failed = [](const gateway::GatewayError& e) {
+    return a2a::InvocationFailed(e.status(), e.code(), e.what(), e.details());
+  };
+  a2a::Invoker invoker{
+      [&gateway, failed](const std::string& agent, const std::string& op,
+                         const boost::json::value& input, const registry::Caller& caller) {
+        try {
+          return gateway.invoke(agent, op, input, caller, "").body;
+        } catch (const gateway::GatewayError& e) {
+          throw failed(e);
+        }
+      },
+      [&gateway, failed](const std::string& agent, const boost::json::object& request,
+                         const registry::Caller& caller) {
+        try {
+          return gateway.send_a2a(agent, request, caller);
+        } catch (const gateway::GatewayError& e) {
+          throw failed(e);
+        }
+      }};
+  a2a::A2AService a2a_service(
+      registry, *store, clock, std::move(invoker),
+      [&exchange](const std::string& scenario) -> boost::json::value {
+        try {
+          return exchange.json_schema(scenario);
+        } catch (const exchange::ExchangeError&) {
+          return nullptr;  // nothing published under that name yet
+        }
+      },
+      a2a::A2AOptions{config.a2a.task_retention, 100});
+
   if (on_start) {
     try {
       on_start(exchange, registry);
@@ -133,6 +167,9 @@ int run(const Config& config, const StartHook& on_start) {
   HttpCardFetcher card_fetcher(agent_client);
   api::add_registry_routes(router, registry, auth, card_fetcher, config.json_limits);
   api::add_gateway_routes(router, gateway, auth, config.json_limits);
+  const api::A2ARouteOptions a2a_routes{config.json_limits, config.a2a.public_url,
+                                        config.http.tls.has_value()};
+  api::add_a2a_routes(router, a2a_service, auth, a2a_routes);
 
   http::Server server(router, metrics, config.http);
   // Gateway calls forward on the server's own I/O threads (no thread waits for an agent).

@@ -5,6 +5,7 @@
 #include "json/parse.hpp"
 #include "store/store.hpp"
 
+#include <chrono>
 #include <string>
 
 namespace schemagate::server {
@@ -20,6 +21,12 @@ struct SearchConfig {
   std::size_t exact_vector_search_below = 10000;
 };
 
+// The A2A face (seeds 001, 002).
+struct A2AConfig {
+  std::string public_url;  // base URL in agent cards; empty: the request's Host
+  std::chrono::hours task_retention{24 * 7};
+};
+
 // Everything `schemagate serve` can be told, from flags, SCHEMAGATE_* variables or a file.
 struct Config {
   Config() { http.handler_threads = 16; }  // gateway calls block: keep the I/O threads free
@@ -28,6 +35,7 @@ struct Config {
   json::ParseLimits json_limits;
   exchange::ExchangeLimits exchange;
   SearchConfig search;
+  A2AConfig a2a;
   std::string log_level = "info";
   std::string admin_key;  // from SCHEMAGATE_ADMIN_KEY only: keys do not belong in argv
 };

@@ -3,7 +3,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace schemagate::util {
 
@@ -39,5 +41,8 @@ class ManualClock final : public Clock {
 
 // RFC 3339 UTC timestamp with millisecond precision, e.g. 2026-11-21T08:04:00.123Z.
 std::string format_rfc3339(Clock::time_point t);
+// The milliseconds since the epoch of an RFC 3339 timestamp in UTC ("Z", fractions optional);
+// nullopt when the text is not one.
+std::optional<std::int64_t> parse_rfc3339_ms(std::string_view text);
 
 }  // namespace schemagate::util

@@ -16,4 +16,12 @@ std::vector<std::string> split_words(std::string_view text);
 std::string encode_base64(std::string_view bytes);
 bool decode_base64(std::string_view text, std::string& bytes);
 
+// A media type's essence (lower-cased type/subtype) and its `schema` parameter (seed 001's
+// "application/json;schema=<name>", the value quoted or not; empty when absent).
+struct MediaType {
+  std::string essence;
+  std::string schema;
+};
+MediaType parse_media_type(std::string_view text);
+
 }  // namespace schemagate::util

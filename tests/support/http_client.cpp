@@ -82,7 +82,7 @@ HttpResponse HttpClient::request(const std::string& method, const std::string& t
   req.method_string(method);
   req.target(target);
   req.version(11);
-  req.set(bhttp::field::host, impl_->host);
+  req.set(bhttp::field::host, impl_->host + ":" + std::to_string(impl_->port));
   for (const auto& [k, v] : headers)
     req.set(k, v);
   req.body() = body;

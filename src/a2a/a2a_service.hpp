@@ -1,0 +1,137 @@
+#pragma once
+
+#include "a2a/agent_card.hpp"
+#include "a2a/task_store.hpp"
+#include "a2a/wire.hpp"
+
+#include <boost/json/value.hpp>
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace schemagate::registry {
+class RegistryService;
+struct Caller;
+}  // namespace schemagate::registry
+namespace schemagate::jsonschema {
+class Schema;
+}
+
+namespace schemagate::a2a {
+
+// The gateway's answer when an invocation fails (the a2a room does not include gateway/; the
+// server translates the gateway's errors into this).
+class InvocationFailed : public std::runtime_error {
+ public:
+  InvocationFailed(int status, std::string code, std::string message,
+                   boost::json::value details = nullptr)
+      : std::runtime_error(std::move(message)),
+        status_(status),
+        code_(std::move(code)),
+        details_(std::move(details)) {}
+  int status() const { return status_; }
+  const std::string& code() const { return code_; }
+  const boost::json::value& details() const { return details_; }
+
+ private:
+  int status_;
+  std::string code_;
+  boost::json::value details_;
+};
+
+// How tasks reach agents: through the gateway, which the server wires in. Both throw
+// InvocationFailed.
+struct Invoker {
+  // A registry operation with a JSON input (validation, defaults, `other`, forwarding, output
+  // validation): the agent's validated output.
+  std::function<boost::json::value(const std::string& agent, const std::string& operation,
+                                   const boost::json::value& input,
+                                   const registry::Caller& caller)>
+      invoke;
+  // A v1.0 SendMessageRequest forwarded to an agent that speaks A2A: its v1.0
+  // SendMessageResponse ({"task"} or {"message"}).
+  std::function<boost::json::object(const std::string& agent, const boost::json::object& request,
+                                    const registry::Caller& caller)>
+      forward;
+};
+
+// One StreamResponse after another ({"task"}, {"statusUpdate"}, {"artifactUpdate"},
+// {"message"}); next() may block on the agent. False once the stream is over.
+class EventSource {
+ public:
+  virtual ~EventSource() = default;
+  virtual bool next(boost::json::object& stream_response) = 0;
+};
+
+struct A2AOptions {
+  std::chrono::milliseconds task_retention{std::chrono::hours(24 * 7)};
+  std::size_t max_history = 100;  // messages kept in a task's history
+};
+
+// The A2A face of every registered agent (seeds 001, 002; A2A v1.0 §3): SendMessage runs the
+// seed 001 request flow and the seed 002 named fields, then invokes through the gateway; tasks
+// are stored. Every method takes and returns v1.0 shapes; throws A2AError, and
+// registry::RegistryError when the agent is unknown or not visible to the caller.
+class A2AService {
+ public:
+  A2AService(registry::RegistryService& registry, store::Store& store, const util::Clock& clock,
+             Invoker invoker, std::function<boost::json::value(const std::string&)> scenario_schema,
+             A2AOptions options = {});
+  ~A2AService();
+
+  struct Card {
+    boost::json::object body;
+    std::int64_t updated_at_ms = 0;
+    bool is_public = true;
+  };
+  Card card(std::string_view agent, const registry::Caller& caller, const CardContext& context,
+            WireVersion version);
+
+  // SendMessage: {"task": ...} (or {"message": ...} from a fronted agent that answered so).
+  boost::json::object send_message(std::string_view agent, const boost::json::value& params,
+                                   const registry::Caller& caller);
+  // SendStreamingMessage: request errors are thrown here, before any event.
+  std::unique_ptr<EventSource> stream_message(std::string_view agent,
+                                              const boost::json::value& params,
+                                              const registry::Caller& caller);
+  boost::json::object get_task(std::string_view agent, const boost::json::value& params,
+                               const registry::Caller& caller);
+  boost::json::object list_tasks(std::string_view agent, const boost::json::value& params,
+                                 const registry::Caller& caller);
+  boost::json::object cancel_task(std::string_view agent, const boost::json::value& params,
+                                  const registry::Caller& caller);
+  std::unique_ptr<EventSource> subscribe(std::string_view agent, const boost::json::value& params,
+                                         const registry::Caller& caller);
+
+  struct Prepared;
+
+ private:
+  std::shared_ptr<Prepared> prepare(std::string_view agent, const boost::json::value& params,
+                                    const registry::Caller& caller);
+  void start(Prepared& p);
+  // Runs the prepared task to its end; `emit` sees every event after the first Task.
+  void execute(Prepared& p, const std::function<void(boost::json::object)>& emit);
+  StoredTask owned_task(std::string_view agent, const boost::json::value& params,
+                        const registry::Caller& caller, const char* method);
+  std::shared_ptr<const jsonschema::Schema> compiled(const std::string& key,
+                                                     const boost::json::value& schema);
+  void check_output(const AgentProfile& profile, const Skill* skill, const boost::json::object& task,
+                    const std::string& cache_key);
+
+  registry::RegistryService& registry_;
+  const util::Clock& clock_;
+  Invoker invoker_;
+  std::function<boost::json::value(const std::string&)> scenario_schema_;
+  A2AOptions options_;
+  TaskStore tasks_;
+  std::mutex schemas_mu_;
+  std::map<std::string, std::shared_ptr<const jsonschema::Schema>> schemas_;
+};
+
+}  // namespace schemagate::a2a
