@@ -22,7 +22,7 @@ import {
   JsonRpcTransportFactory,
   RestTransportFactory,
 } from '@a2a-js/sdk/client';
-import { DefaultRequestHandler, InMemoryTaskStore } from '@a2a-js/sdk/server';
+import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 
 const SCHEMA_EXTENSION =
@@ -144,7 +144,7 @@ async function startSdkAgent() {
       const dataPart = message.parts.find((p) => p.content?.$case === 'data');
       const input = dataPart?.content.value ?? {};
       const output = input.a === 'Broken' ? { winner: 42 } : judge(input);
-      bus.publish({
+      bus.publish(AgentEvent.task({
         id: ctx.taskId, contextId: ctx.contextId,
         status: { state: TaskState.TASK_STATE_COMPLETED, timestamp: new Date().toISOString() },
         artifacts: [{ artifactId: randomUUID(), name: 'fight-result', description: '',
@@ -153,7 +153,7 @@ async function startSdkAgent() {
             metadata: { mimeType: 'application/json;schema=fightResponse' } }],
           metadata: undefined, extensions: [] }],
         history: [message], metadata: undefined,
-      });
+      }));
       bus.finished();
     },
   };
@@ -221,7 +221,7 @@ describe('the @a2a-js/sdk client against schemagate', () => {
   let client;
 
   test('resolves the agent card: extension, named schemas, schema modes', async () => {
-    client = await new ClientFactory().createFromUrl(`${base}/a2a/fight-judge`);
+    client = await new ClientFactory().createFromUrl(`${base}/a2a/fight-judge/`);
     const card = await client.getAgentCard();
     assert.equal(card.name, 'Fight judge');
     assert.ok(card.capabilities.extensions.some((e) => e.uri === SCHEMA_EXTENSION));
@@ -353,7 +353,7 @@ describe('schemagate in front of an agent built with the SDK server classes', ()
   });
 
   test('an SDK client through schemagate: valid data reaches the agent, invalid never does', async () => {
-    client = await new ClientFactory().createFromUrl(`${base}/a2a/${encodeURIComponent(id)}`);
+    client = await new ClientFactory().createFromUrl(`${base}/a2a/${encodeURIComponent(id)}/`);
     const before = sdkReceived.length;
     const task = await client.sendMessage(sendRequest([dataPart({ a: 'Lion', b: 'Tiger' }, 'fightComparison')]));
     assert.equal(task.status.state, TaskState.TASK_STATE_COMPLETED);
