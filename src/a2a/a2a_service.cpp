@@ -97,8 +97,8 @@ struct A2AService::Prepared {
   registry::RegistryService::Entry entry;
   AgentProfile profile;
   const Skill* skill = nullptr;
-  bj::object message;  // the user's message, v1.0
-  bj::value input;     // what the operation receives (translated agents)
+  bj::object message;    // the user's message, v1.0
+  bj::value input;       // what the operation receives (translated agents)
   bool forward = false;  // a fronted agent gets the message itself
   registry::Caller caller;
   std::optional<std::int64_t> history_length;
@@ -177,8 +177,8 @@ std::shared_ptr<A2AService::Prepared> A2AService::prepare(std::string_view agent
     }
     if (structured) {
       throw A2AError(Kind::unsupported_operation,
-                     "structured input (" + schema_name +
-                         ") was rejected: task \"" + std::string(task_id->as_string()) +
+                     "structured input (" + schema_name + ") was rejected: task \"" +
+                         std::string(task_id->as_string()) +
                          "\" is already running; structured input starts a new task, so send it "
                          "without taskId",
                      {}, bj::object{{"taskId", *task_id}, {"schema", schema_name}});
@@ -198,23 +198,23 @@ std::shared_ptr<A2AService::Prepared> A2AService::prepare(std::string_view agent
     const Skill* skill = p->profile.skill_for_input_schema(schema_name);
     if (!skill) {
       const auto accepted = p->profile.input_schema_names();
-      throw A2AError(Kind::content_type_not_supported,
-                     "schema \"" + schema_name + "\" is not declared by agent \"" +
-                         p->entry.card->id + "\"" +
-                         (accepted.empty() ? std::string(" (it declares none)")
-                                           : "; it accepts " + accepted),
-                     {bad_request({{"message.parts[" + std::to_string(*structured) + "].mediaType",
-                                    "undeclared schema \"" + schema_name + "\""}})},
-                     bj::object{{"schema", schema_name}, {"acceptedSchemas", accepted}});
+      throw A2AError(
+          Kind::content_type_not_supported,
+          "schema \"" + schema_name + "\" is not declared by agent \"" + p->entry.card->id + "\"" +
+              (accepted.empty() ? std::string(" (it declares none)") : "; it accepts " + accepted),
+          {bad_request({{"message.parts[" + std::to_string(*structured) + "].mediaType",
+                         "undeclared schema \"" + schema_name + "\""}})},
+          bj::object{{"schema", schema_name}, {"acceptedSchemas", accepted}});
     }
     p->skill = skill;
     p->input = parts[*structured].as_object().at("data");
-    const auto check = compiled(p->entry.card->id + "#" + std::to_string(p->entry.revision) +
-                                    "#in#" + schema_name,
-                                skill->input_schema)
-                           ->evaluate(p->input);
+    const auto check =
+        compiled(p->entry.card->id + "#" + std::to_string(p->entry.revision) + "#in#" + schema_name,
+                 skill->input_schema)
+            ->evaluate(p->input);
     if (!check.valid) {
-      const auto v = violations_of(check, "message.parts[" + std::to_string(*structured) + "].data");
+      const auto v =
+          violations_of(check, "message.parts[" + std::to_string(*structured) + "].data");
       throw A2AError(Kind::invalid_params,
                      "the data does not match schema \"" + schema_name + "\": " + first_message(v),
                      {bad_request(v)},
@@ -227,8 +227,14 @@ std::shared_ptr<A2AService::Prepared> A2AService::prepare(std::string_view agent
   // Seed 002: named parts (metadata.name) and the keys of an untagged data object fill the
   // skill's inputFields; plain text fills its one text field.
   const Skill* skill = nullptr;
-  std::string wanted = string_at(p->message.contains("metadata") ? p->message.at("metadata").as_object() : bj::object{}, "skillId");
-  if (wanted.empty()) wanted = string_at(params.contains("metadata") && params.at("metadata").is_object() ? params.at("metadata").as_object() : bj::object{}, "skillId");
+  std::string wanted = string_at(
+      p->message.contains("metadata") ? p->message.at("metadata").as_object() : bj::object{},
+      "skillId");
+  if (wanted.empty())
+    wanted = string_at(params.contains("metadata") && params.at("metadata").is_object()
+                           ? params.at("metadata").as_object()
+                           : bj::object{},
+                       "skillId");
   std::vector<std::string> names;
   bool has_text = false;
   for (const auto& pv : parts) {
@@ -244,7 +250,9 @@ std::shared_ptr<A2AService::Prepared> A2AService::prepare(std::string_view agent
   }
   if (!wanted.empty()) {
     skill = p->profile.skill(wanted);
-    if (!skill) throw A2AError(Kind::invalid_params, "agent \"" + p->entry.card->id + "\" has no skill \"" + wanted + "\"");
+    if (!skill)
+      throw A2AError(Kind::invalid_params,
+                     "agent \"" + p->entry.card->id + "\" has no skill \"" + wanted + "\"");
   } else if (p->profile.skills.size() == 1) {
     skill = &p->profile.skills.front();
   } else {
@@ -286,12 +294,13 @@ std::shared_ptr<A2AService::Prepared> A2AService::prepare(std::string_view agent
       const auto f = std::find_if(skill->input_fields.begin(), skill->input_fields.end(),
                                   [&](const FieldDefinition& d) { return d.name == name; });
       if (f == skill->input_fields.end()) {
-        problems.push_back({where, "skill \"" + skill->operation + "\" has no input field \"" + name + "\""});
+        problems.push_back(
+            {where, "skill \"" + skill->operation + "\" has no input field \"" + name + "\""});
         continue;
       }
       if (!f->kind.empty() && f->kind != describe_part(kind)) {
-        problems.push_back({where, "input field \"" + name + "\" is a " + f->kind + " field, got a " +
-                                       describe_part(kind) + " part"});
+        problems.push_back({where, "input field \"" + name + "\" is a " + f->kind +
+                                       " field, got a " + describe_part(kind) + " part"});
         continue;
       }
       if (const auto mt = media_type_of(part); !mt.empty() && !f->mime_types.empty()) {
@@ -315,7 +324,8 @@ std::shared_ptr<A2AService::Prepared> A2AService::prepare(std::string_view agent
     } else if (kind == PartKind::text) {
       text += (text.empty() ? "" : "\n") + std::string(part.at("text").as_string());
     } else {
-      problems.push_back({where, "a " + describe_part(kind) + " part without metadata.name matches no input field"});
+      problems.push_back({where, "a " + describe_part(kind) +
+                                     " part without metadata.name matches no input field"});
     }
   }
   if (!text.empty()) {
@@ -345,15 +355,16 @@ std::shared_ptr<A2AService::Prepared> A2AService::prepare(std::string_view agent
   }
   p->input = std::move(assembled);
   if (!skill->input_schema.is_null()) {
-    const auto check = compiled(p->entry.card->id + "#" + std::to_string(p->entry.revision) + "#in#" +
-                                    skill->operation,
+    const auto check = compiled(p->entry.card->id + "#" + std::to_string(p->entry.revision) +
+                                    "#in#" + skill->operation,
                                 skill->input_schema)
                            ->evaluate(p->input);
     if (!check.valid) {
       const auto v = violations_of(check, "input");
-      throw A2AError(Kind::invalid_params,
-                     "the input fields do not match skill \"" + skill->operation + "\": " + first_message(v),
-                     {bad_request(v)}, bj::object{{"skill", skill->operation}});
+      throw A2AError(
+          Kind::invalid_params,
+          "the input fields do not match skill \"" + skill->operation + "\": " + first_message(v),
+          {bad_request(v)}, bj::object{{"skill", skill->operation}});
     }
   }
   p->forward = p->profile.upstream_a2a;
@@ -373,7 +384,8 @@ void A2AService::start(Prepared& p) {
       {"status", bj::object{{"state", "TASK_STATE_SUBMITTED"},
                             {"timestamp", util::format_rfc3339(clock_.now())}}},
       {"history", bj::array{p.message}},
-      {"metadata", bj::object{{"agent", p.entry.card->id}, {"skill", p.skill ? p.skill->operation : ""}}}};
+      {"metadata",
+       bj::object{{"agent", p.entry.card->id}, {"skill", p.skill ? p.skill->operation : ""}}}};
   p.stored.agent = p.entry.card->id;
   p.stored.owner = p.caller.client_id;
   tasks_.save(p.stored);
@@ -392,7 +404,8 @@ void A2AService::check_output(const AgentProfile& profile, const Skill* skill,
     for (std::size_t i = 0; i < parts->get_array().size(); ++i) {
       const auto& part = parts->get_array()[i].as_object();
       if (kind_of(part) != PartKind::data) continue;
-      const std::string where = "artifacts[" + std::to_string(a) + "].parts[" + std::to_string(i) + "].data";
+      const std::string where =
+          "artifacts[" + std::to_string(a) + "].parts[" + std::to_string(i) + "].data";
       const auto mt = util::parse_media_type(media_type_of(part));
       const bj::value* schema = nullptr;
       std::string key;
@@ -400,7 +413,8 @@ void A2AService::check_output(const AgentProfile& profile, const Skill* skill,
         schema = profile.schemas.if_contains(mt.schema);
         key = mt.schema;
         if (!schema) {
-          problems.push_back({where, "tagged with schema \"" + mt.schema + "\", which the agent does not declare"});
+          problems.push_back({where, "tagged with schema \"" + mt.schema +
+                                         "\", which the agent does not declare"});
           continue;
         }
       } else if (skill && !art_name.empty()) {
@@ -420,9 +434,10 @@ void A2AService::check_output(const AgentProfile& profile, const Skill* skill,
     }
   }
   if (!problems.empty()) {
-    throw A2AError(Kind::invalid_agent_response,
-                   "the agent's artifacts do not match its output schemas: " + first_message(problems),
-                   {bad_request(problems)});
+    throw A2AError(
+        Kind::invalid_agent_response,
+        "the agent's artifacts do not match its output schemas: " + first_message(problems),
+        {bad_request(problems)});
   }
 }
 
@@ -431,8 +446,11 @@ void A2AService::execute(Prepared& p, const std::function<void(bj::object)>& emi
   const std::string id(task.at("id").as_string());
   const std::string context(task.at("contextId").as_string());
   const auto agent_message = [&](bj::array parts) {
-    return bj::object{{"messageId", util::new_uuid()}, {"role", "ROLE_AGENT"}, {"parts", std::move(parts)},
-                      {"taskId", id}, {"contextId", context}};
+    return bj::object{{"messageId", util::new_uuid()},
+                      {"role", "ROLE_AGENT"},
+                      {"parts", std::move(parts)},
+                      {"taskId", id},
+                      {"contextId", context}};
   };
   bj::array artifacts;
   bj::object status;
@@ -441,12 +459,15 @@ void A2AService::execute(Prepared& p, const std::function<void(bj::object)>& emi
       bj::object upstream_message = p.message;
       upstream_message.erase("taskId");
       upstream_message.erase("contextId");
-      const auto reply = invoker_.forward(p.entry.card->id, bj::object{{"message", std::move(upstream_message)}}, p.caller);
+      const auto reply = invoker_.forward(
+          p.entry.card->id, bj::object{{"message", std::move(upstream_message)}}, p.caller);
       if (const auto* t = reply.if_contains("task")) {
         const auto& up = t->as_object();
-        check_output(p.profile, p.skill, up, p.entry.card->id + "#" + std::to_string(p.entry.revision));
+        check_output(p.profile, p.skill, up,
+                     p.entry.card->id + "#" + std::to_string(p.entry.revision));
         p.stored.upstream_task = string_at(up, "id");
-        if (const auto* a = up.if_contains("artifacts"); a && a->is_array()) artifacts = a->get_array();
+        if (const auto* a = up.if_contains("artifacts"); a && a->is_array())
+          artifacts = a->get_array();
         status = up.at("status").as_object();
         if (auto* m = status.if_contains("message"); m && m->is_object()) {
           m->get_object()["taskId"] = id;
@@ -465,8 +486,11 @@ void A2AService::execute(Prepared& p, const std::function<void(bj::object)>& emi
                                  : schema_media_type(p.skill->output_schema_name);
       artifacts.push_back(bj::object{
           {"artifactId", util::new_uuid()},
-          {"name", p.skill->output_schema_name.empty() ? std::string("result") : p.skill->output_schema_name},
-          {"parts", bj::array{bj::object{{"data", out}, {"mediaType", mt}, {"metadata", bj::object{{"mimeType", mt}}}}}}});
+          {"name", p.skill->output_schema_name.empty() ? std::string("result")
+                                                       : p.skill->output_schema_name},
+          {"parts",
+           bj::array{bj::object{
+               {"data", out}, {"mediaType", mt}, {"metadata", bj::object{{"mimeType", mt}}}}}}});
       // Seed 002: one artifact per named output the reply holds.
       if (out.is_object()) {
         for (const auto& f : p.skill->output_fields) {
@@ -475,29 +499,38 @@ void A2AService::execute(Prepared& p, const std::function<void(bj::object)>& emi
           bj::object part = f.kind == "text" && v->is_string()
                                 ? bj::object{{"text", *v}}
                                 : bj::object{{"data", *v}, {"mediaType", "application/json"}};
-          artifacts.push_back(bj::object{{"artifactId", util::new_uuid()}, {"name", f.name}, {"parts", bj::array{std::move(part)}}});
+          artifacts.push_back(bj::object{{"artifactId", util::new_uuid()},
+                                         {"name", f.name},
+                                         {"parts", bj::array{std::move(part)}}});
         }
       }
       status = {{"state", "TASK_STATE_COMPLETED"}};
     }
     for (const auto& a : artifacts) {
-      emit(bj::object{{"artifactUpdate", bj::object{{"taskId", id}, {"contextId", context},
-                                                    {"artifact", a}, {"lastChunk", true}}}});
+      emit(bj::object{
+          {"artifactUpdate",
+           bj::object{
+               {"taskId", id}, {"contextId", context}, {"artifact", a}, {"lastChunk", true}}}});
     }
   } catch (const InvocationFailed& e) {
     bj::object error{{"code", e.code()}, {"message", e.what()}};
     if (!e.details().is_null()) error["details"] = e.details();
     status = {{"state", e.status() < 500 ? "TASK_STATE_REJECTED" : "TASK_STATE_FAILED"},
-              {"message", agent_message(bj::array{bj::object{{"text", e.what()}},
-                                                  bj::object{{"data", bj::object{{"error", std::move(error)}}},
-                                                             {"mediaType", "application/json"}}})}};
+              {"message",
+               agent_message(bj::array{bj::object{{"text", e.what()}},
+                                       bj::object{{"data", bj::object{{"error", std::move(error)}}},
+                                                  {"mediaType", "application/json"}}})}};
     artifacts.clear();
   } catch (const A2AError& e) {
     p.failure = e;
-    status = {{"state", "TASK_STATE_FAILED"},
-              {"message", agent_message(bj::array{bj::object{{"text", e.what()}},
-                                                  bj::object{{"data", bj::object{{"error", bj::object{{"code", e.reason()}, {"details", e.wire_details()}}}}},
-                                                             {"mediaType", "application/json"}}})}};
+    status = {
+        {"state", "TASK_STATE_FAILED"},
+        {"message",
+         agent_message(bj::array{
+             bj::object{{"text", e.what()}},
+             bj::object{{"data", bj::object{{"error", bj::object{{"code", e.reason()},
+                                                                 {"details", e.wire_details()}}}}},
+                        {"mediaType", "application/json"}}})}};
     artifacts.clear();
   }
   status["timestamp"] = util::format_rfc3339(clock_.now());
@@ -508,7 +541,8 @@ void A2AService::execute(Prepared& p, const std::function<void(bj::object)>& emi
     if (const auto* m = status.if_contains("message"); m && m->is_object()) {
       auto& h = task["history"].as_array();
       h.push_back(*m);
-      if (h.size() > options_.max_history) h.erase(h.begin(), h.end() - static_cast<std::ptrdiff_t>(options_.max_history));
+      if (h.size() > options_.max_history)
+        h.erase(h.begin(), h.end() - static_cast<std::ptrdiff_t>(options_.max_history));
     }
     try {
       tasks_.save(p.stored);
@@ -522,8 +556,9 @@ void A2AService::execute(Prepared& p, const std::function<void(bj::object)>& emi
       p.stored = *now;
     }
   }
-  emit(bj::object{{"statusUpdate", bj::object{{"taskId", id}, {"contextId", context},
-                                             {"status", p.stored.task.at("status")}}}});
+  emit(bj::object{{"statusUpdate", bj::object{{"taskId", id},
+                                              {"contextId", context},
+                                              {"status", p.stored.task.at("status")}}}});
 }
 
 bj::object A2AService::send_message(std::string_view agent, const bj::value& params,
@@ -541,13 +576,12 @@ namespace {
 class RunEvents final : public EventSource {
  public:
   using Run = std::function<void(const std::function<void(bj::object)>&)>;
-  RunEvents(bj::object first, std::string id, std::string context, Run run)
-      : run_(std::move(run)) {
+  RunEvents(bj::object first, std::string id, std::string context, Run run) : run_(std::move(run)) {
     queue_.push_back(bj::object{{"task", std::move(first)}});
     queue_.push_back(bj::object{
-        {"statusUpdate",
-         bj::object{{"taskId", id}, {"contextId", context},
-                    {"status", bj::object{{"state", "TASK_STATE_WORKING"}}}}}});
+        {"statusUpdate", bj::object{{"taskId", id},
+                                    {"contextId", context},
+                                    {"status", bj::object{{"state", "TASK_STATE_WORKING"}}}}}});
   }
   bool next(bj::object& out) override {
     if (queue_.empty() && run_) {
@@ -594,12 +628,16 @@ class TaskWatch final : public EventSource {
       const std::string id = current_.id();
       const auto context = current_.task.at("contextId");
       for (std::size_t i = seen_artifacts_; i < arts.size(); ++i) {
-        pending_.push_back(bj::object{{"artifactUpdate", bj::object{{"taskId", id}, {"contextId", context},
-                                                                    {"artifact", arts[i]}, {"lastChunk", true}}}});
+        pending_.push_back(bj::object{{"artifactUpdate", bj::object{{"taskId", id},
+                                                                    {"contextId", context},
+                                                                    {"artifact", arts[i]},
+                                                                    {"lastChunk", true}}}});
       }
       seen_artifacts_ = arts.size();
-      pending_.push_back(bj::object{{"statusUpdate", bj::object{{"taskId", id}, {"contextId", context},
-                                                                {"status", current_.task.at("status")}}}});
+      pending_.push_back(
+          bj::object{{"statusUpdate", bj::object{{"taskId", id},
+                                                 {"contextId", context},
+                                                 {"status", current_.task.at("status")}}}});
       done_ = is_terminal(current_.state());
       return next(out);
     }
@@ -629,10 +667,9 @@ std::unique_ptr<EventSource> A2AService::stream_message(std::string_view agent,
   start(*p);
   const std::string id(p->stored.task.at("id").as_string());
   const std::string context(p->stored.task.at("contextId").as_string());
-  return std::make_unique<RunEvents>(shown(p->stored.task, p->history_length), id, context,
-                                     [this, p](const std::function<void(bj::object)>& emit) {
-                                       execute(*p, emit);
-                                     });
+  return std::make_unique<RunEvents>(
+      shown(p->stored.task, p->history_length), id, context,
+      [this, p](const std::function<void(bj::object)>& emit) { execute(*p, emit); });
 }
 
 StoredTask A2AService::owned_task(std::string_view agent, const bj::value& params_value,
@@ -646,7 +683,8 @@ StoredTask A2AService::owned_task(std::string_view agent, const bj::value& param
   }
   auto t = tasks_.get(id->get_string());
   // Another caller's task answers exactly like a missing one (spec §13.1).
-  if (!t || t->agent != entry.card->id || t->owner != caller.client_id) throw task_not_found(id->get_string());
+  if (!t || t->agent != entry.card->id || t->owner != caller.client_id)
+    throw task_not_found(id->get_string());
   return *t;
 }
 
@@ -667,8 +705,9 @@ bj::object A2AService::list_tasks(std::string_view agent, const bj::value& param
   if (const auto s = string_at(params, "status"); !s.empty() && s != "TASK_STATE_UNSPECIFIED") {
     q.state = state_from_v03(s);
     if (q.state == "TASK_STATE_UNSPECIFIED") {
-      throw A2AError(Kind::invalid_params, "status \"" + s + "\" is not a TaskState",
-                     {bad_request({{"status", "expected a TaskState such as TASK_STATE_COMPLETED"}})});
+      throw A2AError(
+          Kind::invalid_params, "status \"" + s + "\" is not a TaskState",
+          {bad_request({{"status", "expected a TaskState such as TASK_STATE_COMPLETED"}})});
     }
   }
   const auto size = int_param(params, "pageSize").value_or(50);

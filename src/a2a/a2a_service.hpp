@@ -51,8 +51,7 @@ struct Invoker {
   // A registry operation with a JSON input (validation, defaults, `other`, forwarding, output
   // validation): the agent's validated output.
   std::function<boost::json::value(const std::string& agent, const std::string& operation,
-                                   const boost::json::value& input,
-                                   const registry::Caller& caller)>
+                                   const boost::json::value& input, const registry::Caller& caller)>
       invoke;
   // A v1.0 SendMessageRequest forwarded to an agent that speaks A2A: its v1.0
   // SendMessageResponse ({"task"} or {"message"}).
@@ -121,8 +120,8 @@ class A2AService {
                         const registry::Caller& caller, const char* method);
   std::shared_ptr<const jsonschema::Schema> compiled(const std::string& key,
                                                      const boost::json::value& schema);
-  void check_output(const AgentProfile& profile, const Skill* skill, const boost::json::object& task,
-                    const std::string& cache_key);
+  void check_output(const AgentProfile& profile, const Skill* skill,
+                    const boost::json::object& task, const std::string& cache_key);
 
   registry::RegistryService& registry_;
   const util::Clock& clock_;

@@ -48,7 +48,8 @@ std::vector<FieldDefinition> fields_from_json(const bj::value& list) {
     d.mime_types = strings_at(o, "mimeTypes");
     if (const auto* s = o.if_contains("schema")) d.schema = *s;
     d.description = string_at(o, "description");
-    if (const auto* opt = o.if_contains("optional"); opt && opt->is_bool()) d.optional = opt->get_bool();
+    if (const auto* opt = o.if_contains("optional"); opt && opt->is_bool())
+      d.optional = opt->get_bool();
     out.push_back(std::move(d));
   }
   return out;
@@ -108,8 +109,8 @@ const FieldDefinition* Skill::text_field() const {
   }
   if (required_text == 1) return only;
   // No required text: a single optional text field will do when nothing else is required.
-  if (required_text == 0 &&
-      std::none_of(input_fields.begin(), input_fields.end(), [](const FieldDefinition& f) { return !f.optional; })) {
+  if (required_text == 0 && std::none_of(input_fields.begin(), input_fields.end(),
+                                         [](const FieldDefinition& f) { return !f.optional; })) {
     const auto texts = std::count_if(input_fields.begin(), input_fields.end(),
                                      [](const FieldDefinition& f) { return f.kind == "text"; });
     if (texts == 1) {
@@ -169,7 +170,8 @@ AgentProfile profile_of(const registry::AgentCard& card,
   }
   // A fronted agent's skills keep the names, tags and examples its own card gave them.
   if (const auto* a2a = card.raw.if_contains("a2a_card"); a2a && a2a->is_object()) {
-    if (const auto* skills = a2a->get_object().if_contains("skills"); skills && skills->is_array()) {
+    if (const auto* skills = a2a->get_object().if_contains("skills");
+        skills && skills->is_array()) {
       for (const auto& sk : skills->get_array()) {
         if (!sk.is_object()) continue;
         const auto& o = sk.get_object();
@@ -189,7 +191,8 @@ bj::object agent_card(const AgentProfile& profile, const registry::AgentCard& ca
                       const CardContext& context, WireVersion version) {
   const std::string url = context.base_url + "/a2a/" + card.id;
   std::string agent_version = "1.0.0";
-  if (const auto* v = card.raw.if_contains("version"); v && v->is_string() && !v->get_string().empty()) {
+  if (const auto* v = card.raw.if_contains("version");
+      v && v->is_string() && !v->get_string().empty()) {
     agent_version = std::string(v->get_string());
   }
   bj::array skills;
@@ -197,12 +200,14 @@ bj::object agent_card(const AgentProfile& profile, const registry::AgentCard& ca
   for (const auto& s : profile.skills) {
     bj::array in_modes, out_modes, in_fields, out_fields;
     // Seed 001 recommends text/plain beside the schema: offered where a text can fill the input.
-    const bool text = s.text_field() != nullptr || (profile.upstream_a2a && s.input_schema_name.empty());
+    const bool text =
+        s.text_field() != nullptr || (profile.upstream_a2a && s.input_schema_name.empty());
     any_text = any_text || text;
     if (text) in_modes.emplace_back("text/plain");
     if (!s.input_schema_name.empty()) in_modes.emplace_back(schema_media_type(s.input_schema_name));
     if (in_modes.empty()) in_modes.emplace_back("application/json");
-    if (!s.output_schema_name.empty()) out_modes.emplace_back(schema_media_type(s.output_schema_name));
+    if (!s.output_schema_name.empty())
+      out_modes.emplace_back(schema_media_type(s.output_schema_name));
     out_modes.emplace_back("application/json");
     if (std::any_of(s.output_fields.begin(), s.output_fields.end(),
                     [](const FieldDefinition& f) { return f.kind == "text"; })) {
@@ -247,10 +252,10 @@ bj::object agent_card(const AgentProfile& profile, const registry::AgentCard& ca
     out["preferredTransport"] = "JSONRPC";
     out["additionalInterfaces"] = bj::array{bj::object{{"url", url}, {"transport", "JSONRPC"}}};
   } else {
-    out["supportedInterfaces"] =
-        bj::array{bj::object{{"url", url}, {"protocolBinding", "JSONRPC"}, {"protocolVersion", "1.0"}},
-                  bj::object{{"url", url}, {"protocolBinding", "HTTP+JSON"}, {"protocolVersion", "1.0"}},
-                  bj::object{{"url", url}, {"protocolBinding", "JSONRPC"}, {"protocolVersion", "0.3"}}};
+    out["supportedInterfaces"] = bj::array{
+        bj::object{{"url", url}, {"protocolBinding", "JSONRPC"}, {"protocolVersion", "1.0"}},
+        bj::object{{"url", url}, {"protocolBinding", "HTTP+JSON"}, {"protocolVersion", "1.0"}},
+        bj::object{{"url", url}, {"protocolBinding", "JSONRPC"}, {"protocolVersion", "0.3"}}};
   }
   if (!card.provider.empty()) {
     std::string provider_url = context.base_url;
@@ -265,14 +270,16 @@ bj::object agent_card(const AgentProfile& profile, const registry::AgentCard& ca
     const char* description = "a schemagate API key, sent as Authorization: Bearer <key>";
     if (version == WireVersion::v0_3) {
       out["securitySchemes"] = bj::object{
-          {"schemagate", bj::object{{"type", "http"}, {"scheme", "bearer"}, {"description", description}}}};
+          {"schemagate",
+           bj::object{{"type", "http"}, {"scheme", "bearer"}, {"description", description}}}};
       out["security"] = bj::array{bj::object{{"schemagate", bj::array{}}}};
     } else {
       out["securitySchemes"] = bj::object{
-          {"schemagate", bj::object{{"httpAuthSecurityScheme",
-                                     bj::object{{"scheme", "Bearer"}, {"description", description}}}}}};
-      out["securityRequirements"] =
-          bj::array{bj::object{{"schemes", bj::object{{"schemagate", bj::object{{"list", bj::array{}}}}}}}};
+          {"schemagate",
+           bj::object{{"httpAuthSecurityScheme",
+                       bj::object{{"scheme", "Bearer"}, {"description", description}}}}}};
+      out["securityRequirements"] = bj::array{
+          bj::object{{"schemes", bj::object{{"schemagate", bj::object{{"list", bj::array{}}}}}}}};
     }
   }
   out["defaultInputModes"] = std::move(default_in);

@@ -56,12 +56,13 @@ struct AgentProfile {
 
 // Reads a registry card into its A2A profile. `scenario_schema` gives the JSON Schema of a
 // scenario's latest template (seed 000), for operations that name one; null when unknown.
-AgentProfile profile_of(const registry::AgentCard& card,
-                        const std::function<boost::json::value(const std::string&)>& scenario_schema);
+AgentProfile profile_of(
+    const registry::AgentCard& card,
+    const std::function<boost::json::value(const std::string&)>& scenario_schema);
 
 struct CardContext {
-  std::string base_url;        // http://host:port, where /a2a/{agent} is served
-  bool requires_key = false;   // the gateway needs an API key: securitySchemes are declared
+  std::string base_url;       // http://host:port, where /a2a/{agent} is served
+  bool requires_key = false;  // the gateway needs an API key: securitySchemes are declared
 };
 
 // The agent's A2A card (spec §4.4.1 / §8) in the shape of `version`: v1.0 (supportedInterfaces

@@ -32,7 +32,8 @@ std::string owner_prefix(const std::string& agent, const std::string& owner) {
 // Newest first under byte order: the time is stored inverted.
 std::string listing_key(const StoredTask& t) {
   return owner_prefix(t.agent, t.owner) +
-         hex16(std::numeric_limits<std::uint64_t>::max() - static_cast<std::uint64_t>(t.updated_ms)) +
+         hex16(std::numeric_limits<std::uint64_t>::max() -
+               static_cast<std::uint64_t>(t.updated_ms)) +
          kSep + t.id();
 }
 
@@ -94,8 +95,10 @@ void TaskStore::save(StoredTask& t) {
   if (!t.upstream_task.empty()) body["upstream_task"] = t.upstream_task;
   writes.insert(writes.begin(),
                 store::Write::put(std::string(kTasks), id, std::move(body), t.revision));
-  writes.push_back(store::Write::put(std::string(kListing), listing_key(t), bj::object{{"id", id}}));
-  writes.push_back(store::Write::put(std::string(kExpiry), expiry_key(expires, id), bj::object{{"id", id}}));
+  writes.push_back(
+      store::Write::put(std::string(kListing), listing_key(t), bj::object{{"id", id}}));
+  writes.push_back(
+      store::Write::put(std::string(kExpiry), expiry_key(expires, id), bj::object{{"id", id}}));
   const auto done = store_.commit(writes);
   t.revision = done.front().revision;
   if (clock_.now_unix_ms() >= next_prune_ms_.load()) prune();

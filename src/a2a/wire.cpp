@@ -86,8 +86,9 @@ std::optional<WireVersion> parse_wire_version(std::optional<std::string_view> he
   std::string_view minor = first == std::string_view::npos ? "0" : v.substr(first + 1);
   minor = minor.substr(0, minor.find('.'));
   const auto digits = [](std::string_view s) {
-    return !s.empty() && std::all_of(s.begin(), s.end(),
-                                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+      return std::isdigit(static_cast<unsigned char>(c));
+    });
   };
   if (!digits(major) || !digits(minor)) return std::nullopt;
   if (major == "0" && minor == "3") return WireVersion::v0_3;
@@ -126,11 +127,11 @@ bj::object bad_request(const std::vector<FieldViolation>& violations) {
 }
 
 std::string schema_media_type(std::string_view schema_name) {
-  const bool token = !schema_name.empty() &&
-                     std::all_of(schema_name.begin(), schema_name.end(), [](char c) {
-                       return std::isalnum(static_cast<unsigned char>(c)) ||
-                              std::string_view("!#$&-^_.+~").find(c) != std::string_view::npos;
-                     });
+  const bool token =
+      !schema_name.empty() && std::all_of(schema_name.begin(), schema_name.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) ||
+               std::string_view("!#$&-^_.+~").find(c) != std::string_view::npos;
+      });
   if (token) return "application/json;schema=" + std::string(schema_name);
   std::string quoted = "\"";
   for (char c : schema_name) {
@@ -141,7 +142,8 @@ std::string schema_media_type(std::string_view schema_name) {
 }
 
 bj::object read_part(const bj::value& value, const std::string& where) {
-  if (!value.is_object()) throw A2AError(A2AError::Kind::invalid_params, where + " must be an object");
+  if (!value.is_object())
+    throw A2AError(A2AError::Kind::invalid_params, where + " must be an object");
   const auto& in = value.get_object();
   bj::object out;
   if (const auto* m = in.if_contains("metadata"); m && !m->is_null()) {
@@ -170,8 +172,7 @@ bj::object read_part(const bj::value& value, const std::string& where) {
     if (const auto* v = in.if_contains(k)) {
       ++contents;
       if (std::string_view(k) != "data" && !v->is_string()) {
-        throw A2AError(A2AError::Kind::invalid_params,
-                       where + "." + k + " must be a string");
+        throw A2AError(A2AError::Kind::invalid_params, where + "." + k + " must be a string");
       }
       out[k] = *v;
     }
@@ -231,9 +232,11 @@ bj::object read_message(const bj::value& value, const std::string& where) {
   if (!id || !(id->is_string() || id->is_int64() || id->is_uint64())) {
     throw A2AError(A2AError::Kind::invalid_params, where + ".messageId is required");
   }
-  out["messageId"] = id->is_string() ? bj::value(*id)
-                                     : bj::value(std::to_string(id->is_int64() ? id->get_int64()
-                                                                               : static_cast<std::int64_t>(id->get_uint64())));
+  out["messageId"] =
+      id->is_string()
+          ? bj::value(*id)
+          : bj::value(std::to_string(id->is_int64() ? id->get_int64()
+                                                    : static_cast<std::int64_t>(id->get_uint64())));
   std::string role = string_at(in, "role");
   if (role == "user") role = "ROLE_USER";
   if (role == "agent") role = "ROLE_AGENT";
@@ -477,10 +480,11 @@ std::string upstream_send_body(const bj::object& request, WireVersion version,
       params["configuration"] = std::move(conf);
     }
   }
-  return bj::serialize(bj::object{{"jsonrpc", "2.0"},
-                                  {"id", rpc_id},
-                                  {"method", version == WireVersion::v0_3 ? "message/send" : "SendMessage"},
-                                  {"params", std::move(params)}});
+  return bj::serialize(
+      bj::object{{"jsonrpc", "2.0"},
+                 {"id", rpc_id},
+                 {"method", version == WireVersion::v0_3 ? "message/send" : "SendMessage"},
+                 {"params", std::move(params)}});
 }
 
 bj::object read_upstream_reply(std::string_view body, WireVersion version) {
@@ -492,19 +496,25 @@ bj::object read_upstream_reply(std::string_view body, WireVersion version) {
                    std::string("the agent's A2A reply is not JSON: ") + e.what());
   }
   const auto* o = doc.if_object();
-  if (!o) throw A2AError(A2AError::Kind::invalid_agent_response, "the agent's A2A reply is not a JSON-RPC object");
+  if (!o)
+    throw A2AError(A2AError::Kind::invalid_agent_response,
+                   "the agent's A2A reply is not a JSON-RPC object");
   if (const auto* err = object_at(*o, "error")) {
     const auto* code = err->if_contains("code");
-    throw A2AError(A2AError::Kind::invalid_agent_response,
-                   "the agent answered with JSON-RPC error " +
-                       (code && code->is_int64() ? std::to_string(code->get_int64()) : std::string("?")) +
-                       ": " + string_at(*err, "message"));
+    throw A2AError(
+        A2AError::Kind::invalid_agent_response,
+        "the agent answered with JSON-RPC error " +
+            (code && code->is_int64() ? std::to_string(code->get_int64()) : std::string("?")) +
+            ": " + string_at(*err, "message"));
   }
   const auto* result = object_at(*o, "result");
-  if (!result) throw A2AError(A2AError::Kind::invalid_agent_response, "the agent's A2A reply has no result object");
+  if (!result)
+    throw A2AError(A2AError::Kind::invalid_agent_response,
+                   "the agent's A2A reply has no result object");
   try {
     if (version == WireVersion::v1_0) {
-      if (const auto* t = object_at(*result, "task")) return bj::object{{"task", task_from_v03(*t)}};
+      if (const auto* t = object_at(*result, "task"))
+        return bj::object{{"task", task_from_v03(*t)}};
       if (const auto* m = object_at(*result, "message")) {
         return bj::object{{"message", read_message(*m, "result.message")}};
       }
@@ -514,7 +524,8 @@ bj::object read_upstream_reply(std::string_view body, WireVersion version) {
       if (kind == "message") return bj::object{{"message", message_from_v03(*result)}};
     }
   } catch (const A2AError& e) {
-    throw A2AError(A2AError::Kind::invalid_agent_response, std::string("the agent's reply: ") + e.what());
+    throw A2AError(A2AError::Kind::invalid_agent_response,
+                   std::string("the agent's reply: ") + e.what());
   }
   throw A2AError(A2AError::Kind::invalid_agent_response,
                  "the agent's A2A result is neither a task nor a message");

@@ -28,20 +28,20 @@ std::optional<WireVersion> parse_wire_version(std::optional<std::string_view> he
 class A2AError : public std::runtime_error {
  public:
   enum class Kind {
-    parse_error,                   // -32700
-    invalid_request,               // -32600
-    method_not_found,              // -32601
-    invalid_params,                // -32602 (structured input errors too)
-    internal,                      // -32603
-    task_not_found,                // -32001
-    task_not_cancelable,           // -32002
+    parse_error,                      // -32700
+    invalid_request,                  // -32600
+    method_not_found,                 // -32601
+    invalid_params,                   // -32602 (structured input errors too)
+    internal,                         // -32603
+    task_not_found,                   // -32001
+    task_not_cancelable,              // -32002
     push_notification_not_supported,  // -32003
-    unsupported_operation,         // -32004
-    content_type_not_supported,    // -32005
-    invalid_agent_response,        // -32006
-    extended_card_not_configured,  // -32007
-    extension_support_required,    // -32008
-    version_not_supported,         // -32009
+    unsupported_operation,            // -32004
+    content_type_not_supported,       // -32005
+    invalid_agent_response,           // -32006
+    extended_card_not_configured,     // -32007
+    extension_support_required,       // -32008
+    version_not_supported,            // -32009
   };
   // `details`: extra google.rpc detail objects (each with "@type"), e.g. a BadRequest listing
   // field violations; `metadata`: the ErrorInfo's metadata map.

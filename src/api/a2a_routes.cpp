@@ -83,7 +83,8 @@ std::string activated_extensions(const http::Request& req) {
 
 std::string base_url(const http::Request& req, const A2ARouteOptions& o) {
   if (!o.public_url.empty()) {
-    return o.public_url.back() == '/' ? o.public_url.substr(0, o.public_url.size() - 1) : o.public_url;
+    return o.public_url.back() == '/' ? o.public_url.substr(0, o.public_url.size() - 1)
+                                      : o.public_url;
   }
   const auto host = req.header("Host");
   return std::string(o.tls ? "https://" : "http://") +
@@ -138,9 +139,10 @@ Outcome dispatch(a2a::A2AService& service, Op op, const std::string& agent, cons
       out.events = service.subscribe(agent, params, caller);
       break;
     case Op::push_config:
-      throw A2AError(Kind::push_notification_not_supported,
-                     "push notifications are not supported (capabilities.pushNotifications is false); "
-                     "use SendStreamingMessage, SubscribeToTask or GetTask");
+      throw A2AError(
+          Kind::push_notification_not_supported,
+          "push notifications are not supported (capabilities.pushNotifications is false); "
+          "use SendStreamingMessage, SubscribeToTask or GetTask");
     case Op::extended_card:
       throw A2AError(Kind::unsupported_operation,
                      "there is no extended agent card (capabilities.extendedAgentCard is not set)");
@@ -170,10 +172,13 @@ class EventBody final : public http::BodyStream {
     try {
       if (!events_->next(sr)) return false;
       payload = legacy_ ? bj::value(a2a::stream_event_v03(sr)) : bj::value(std::move(sr));
-      if (rpc_id_) payload = bj::object{{"jsonrpc", "2.0"}, {"id", *rpc_id_}, {"result", std::move(payload)}};
+      if (rpc_id_)
+        payload = bj::object{{"jsonrpc", "2.0"}, {"id", *rpc_id_}, {"result", std::move(payload)}};
     } catch (const A2AError& e) {
-      bj::object err{{"code", e.json_rpc_code()}, {"message", e.what()}, {"data", e.wire_details()}};
-      payload = rpc_id_ ? bj::value(bj::object{{"jsonrpc", "2.0"}, {"id", *rpc_id_}, {"error", std::move(err)}})
+      bj::object err{
+          {"code", e.json_rpc_code()}, {"message", e.what()}, {"data", e.wire_details()}};
+      payload = rpc_id_ ? bj::value(bj::object{
+                              {"jsonrpc", "2.0"}, {"id", *rpc_id_}, {"error", std::move(err)}})
                         : bj::value(bj::object{{"error", std::move(err)}});
       piece = "data: " + bj::serialize(payload) + "\n\n";
       return false;
@@ -188,8 +193,8 @@ class EventBody final : public http::BodyStream {
   bool legacy_;
 };
 
-http::Response event_stream(std::unique_ptr<a2a::EventSource> events, std::optional<bj::value> rpc_id,
-                            bool legacy) {
+http::Response event_stream(std::unique_ptr<a2a::EventSource> events,
+                            std::optional<bj::value> rpc_id, bool legacy) {
   http::Response r;
   r.stream = std::make_shared<EventBody>(std::move(events), std::move(rpc_id), legacy);
   r.set_header("Content-Type", "text/event-stream");
@@ -224,10 +229,11 @@ http::Response rpc_http_error(const bj::value& id, const http::Error& e) {
 }
 
 http::Response rest_error(const A2AError& e) {
-  return http::Response::json(e.http_status(), bj::object{{"error", bj::object{{"code", e.http_status()},
-                                                                                {"status", grpc_status(e.kind())},
-                                                                                {"message", e.what()},
-                                                                                {"details", e.wire_details()}}}});
+  return http::Response::json(e.http_status(),
+                              bj::object{{"error", bj::object{{"code", e.http_status()},
+                                                              {"status", grpc_status(e.kind())},
+                                                              {"message", e.what()},
+                                                              {"details", e.wire_details()}}}});
 }
 
 http::Error agent_not_found(const registry::RegistryError& e) {
@@ -241,8 +247,10 @@ struct Audit {
   std::string target;
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
   void operator()(int status) const {
-    auth->access().audit(client, action, target, status,
-                         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    auth->access().audit(
+        client, action, target, status,
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
   }
 };
 
@@ -272,13 +280,15 @@ http::Response json_rpc(a2a::A2AService& service, Auth& auth, const A2ARouteOpti
   const auto* idp = rpc.if_contains("id");
   const bj::value id = idp ? *idp : bj::value(nullptr);
   if (idp && !(idp->is_string() || idp->is_number() || idp->is_null())) {
-    return http::Response::json(200, rpc_error(nullptr, -32600, "id must be a string, a number or null", {}));
+    return http::Response::json(
+        200, rpc_error(nullptr, -32600, "id must be a string, a number or null", {}));
   }
   const auto* jv = rpc.if_contains("jsonrpc");
   const auto* mv = rpc.if_contains("method");
   if (!jv || !jv->is_string() || jv->get_string() != "2.0" || !mv || !mv->is_string()) {
     return http::Response::json(
-        200, rpc_error(id, -32600, "a JSON-RPC 2.0 request needs \"jsonrpc\": \"2.0\" and a method name", {}));
+        200, rpc_error(id, -32600,
+                       "a JSON-RPC 2.0 request needs \"jsonrpc\": \"2.0\" and a method name", {}));
   }
   const std::string method_name(mv->get_string());
   bj::value params = bj::object{};
@@ -316,16 +326,18 @@ http::Response json_rpc(a2a::A2AService& service, Auth& auth, const A2ARouteOpti
   try {
     auto out = dispatch(service, method->op, agent, params, Auth::caller(who));
     audit(200);
-    if (out.events) return with_extensions(event_stream(std::move(out.events), id, method->legacy), req);
+    if (out.events)
+      return with_extensions(event_stream(std::move(out.events), id, method->legacy), req);
     if (!idp) {  // a notification: no answer
       http::Response r;
       r.status = 204;
       return r;
     }
     return with_extensions(
-        http::Response::json(200, bj::object{{"jsonrpc", "2.0"},
-                                             {"id", id},
-                                             {"result", shaped(method->op, out.result, method->legacy)}}),
+        http::Response::json(
+            200, bj::object{{"jsonrpc", "2.0"},
+                            {"id", id},
+                            {"result", shaped(method->op, out.result, method->legacy)}}),
         req);
   } catch (const A2AError& e) {
     audit(e.http_status());
@@ -337,8 +349,8 @@ http::Response json_rpc(a2a::A2AService& service, Auth& auth, const A2ARouteOpti
 }
 
 // The HTTP+JSON binding: the same calls, with parameters from the path, query and body.
-http::Response rest(a2a::A2AService& service, Auth& auth, http::Request& req,
-                    Op op, bj::value params) {
+http::Response rest(a2a::A2AService& service, Auth& auth, http::Request& req, Op op,
+                    bj::value params) {
   const std::string agent = req.param("agent");
   if (!a2a::parse_wire_version(version_param(req))) {
     return rest_error(A2AError(Kind::version_not_supported,
@@ -350,7 +362,8 @@ http::Response rest(a2a::A2AService& service, Auth& auth, http::Request& req,
   try {
     auto out = dispatch(service, op, agent, params, Auth::caller(who));
     audit(200);
-    if (out.events) return with_extensions(event_stream(std::move(out.events), std::nullopt, false), req);
+    if (out.events)
+      return with_extensions(event_stream(std::move(out.events), std::nullopt, false), req);
     auto r = http::Response::json(200, out.result);
     r.set_header("Content-Type", "application/a2a+json");
     return with_extensions(std::move(r), req);
@@ -385,46 +398,51 @@ std::pair<std::string, std::string> task_action(const std::string& segment) {
 void add_a2a_routes(http::Router& router, a2a::A2AService& service, Auth& auth,
                     const A2ARouteOptions& options) {
   const A2ARouteOptions* o = &options;
-  router.add("GET", "/a2a/{agent}/.well-known/agent-card.json", [&service, &auth, o](http::Request& req) {
-    const auto version = a2a::parse_wire_version(version_param(req));
-    if (!version) {
-      return rest_error(A2AError(Kind::version_not_supported,
-                                 "A2A-Version \"" + std::string(*version_param(req)) +
-                                     "\" is not supported: this server speaks 1.0 and 0.3"));
-    }
-    const auto who = auth.identify(req);
-    a2a::A2AService::Card card;
-    try {
-      // Absent A2A-Version means 0.3, but a client that says nothing gets the v1.0 card (every
-      // v1.0 field) with the 0.3 fields beside it; one that asks for 0.3 gets the 0.3 card.
-      const bool asked_03 = version_param(req).has_value() && *version == a2a::WireVersion::v0_3;
-      card = service.card(req.param("agent"), Auth::caller(who),
-                          a2a::CardContext{base_url(req, *o), !auth.access().open()},
-                          asked_03 ? a2a::WireVersion::v0_3 : a2a::WireVersion::v1_0);
-      if (!version_param(req)) {
-        const auto legacy = service.card(req.param("agent"), Auth::caller(who),
-                                         a2a::CardContext{base_url(req, *o), !auth.access().open()},
-                                         a2a::WireVersion::v0_3);
-        for (const char* k : {"protocolVersion", "url", "preferredTransport", "additionalInterfaces"})
-          card.body[k] = legacy.body.at(k);
-      }
-    } catch (const registry::RegistryError& e) {
-      throw agent_not_found(e);
-    }
-    const std::string text = bj::serialize(card.body);
-    char tag[24];
-    std::snprintf(tag, sizeof tag, "\"%016llx\"", static_cast<unsigned long long>(util::fnv1a64(text)));
-    http::Response r;
-    if (const auto inm = req.header("If-None-Match"); inm && *inm == tag) {
-      r.status = 304;
-    } else {
-      r = http::Response::text(200, text, "application/json");
-    }
-    r.set_header("ETag", tag);
-    r.set_header("Cache-Control", std::string(card.is_public ? "public" : "private") + ", max-age=60");
-    r.set_header("Vary", "A2A-Version, Authorization");
-    return r;
-  });
+  router.add(
+      "GET", "/a2a/{agent}/.well-known/agent-card.json", [&service, &auth, o](http::Request& req) {
+        const auto version = a2a::parse_wire_version(version_param(req));
+        if (!version) {
+          return rest_error(A2AError(Kind::version_not_supported,
+                                     "A2A-Version \"" + std::string(*version_param(req)) +
+                                         "\" is not supported: this server speaks 1.0 and 0.3"));
+        }
+        const auto who = auth.identify(req);
+        a2a::A2AService::Card card;
+        try {
+          // Absent A2A-Version means 0.3, but a client that says nothing gets the v1.0 card (every
+          // v1.0 field) with the 0.3 fields beside it; one that asks for 0.3 gets the 0.3 card.
+          const bool asked_03 =
+              version_param(req).has_value() && *version == a2a::WireVersion::v0_3;
+          card = service.card(req.param("agent"), Auth::caller(who),
+                              a2a::CardContext{base_url(req, *o), !auth.access().open()},
+                              asked_03 ? a2a::WireVersion::v0_3 : a2a::WireVersion::v1_0);
+          if (!version_param(req)) {
+            const auto legacy = service.card(
+                req.param("agent"), Auth::caller(who),
+                a2a::CardContext{base_url(req, *o), !auth.access().open()}, a2a::WireVersion::v0_3);
+            for (const char* k :
+                 {"protocolVersion", "url", "preferredTransport", "additionalInterfaces"})
+              card.body[k] = legacy.body.at(k);
+          }
+        } catch (const registry::RegistryError& e) {
+          throw agent_not_found(e);
+        }
+        const std::string text = bj::serialize(card.body);
+        char tag[24];
+        std::snprintf(tag, sizeof tag, "\"%016llx\"",
+                      static_cast<unsigned long long>(util::fnv1a64(text)));
+        http::Response r;
+        if (const auto inm = req.header("If-None-Match"); inm && *inm == tag) {
+          r.status = 304;
+        } else {
+          r = http::Response::text(200, text, "application/json");
+        }
+        r.set_header("ETag", tag);
+        r.set_header("Cache-Control",
+                     std::string(card.is_public ? "public" : "private") + ", max-age=60");
+        r.set_header("Vary", "A2A-Version, Authorization");
+        return r;
+      });
 
   router.add("POST", "/a2a/{agent}",
              [&service, &auth, o](http::Request& req) { return json_rpc(service, auth, *o, req); });
@@ -460,9 +478,10 @@ void add_a2a_routes(http::Router& router, a2a::A2AService& service, Auth& auth,
     } else if (action == "subscribe") {
       op = Op::subscribe;
     } else if (!action.empty() || req.method != "GET") {
-      throw http::Error(404, "NotFound",
-                        "no A2A operation \"" + req.param("task") +
-                            "\": use GET tasks/{id}, POST tasks/{id}:cancel or tasks/{id}:subscribe");
+      throw http::Error(
+          404, "NotFound",
+          "no A2A operation \"" + req.param("task") +
+              "\": use GET tasks/{id}, POST tasks/{id}:cancel or tasks/{id}:subscribe");
     }
     return rest(service, auth, req, op, std::move(params));
   };

@@ -501,8 +501,8 @@ bool says_nothing(const bj::value& schema) {
 
 bj::object GatewayService::post_a2a(const Call& call, const bj::object& request) {
   const auto& id = call.entry.card->id;
-  const auto version = call.entry.card->a2a_version() == "0.3" ? a2a::WireVersion::v0_3
-                                                                : a2a::WireVersion::v1_0;
+  const auto version =
+      call.entry.card->a2a_version() == "0.3" ? a2a::WireVersion::v0_3 : a2a::WireVersion::v1_0;
   auto headers = credentials_for(id);
   headers.emplace_back("A2A-Version", version == a2a::WireVersion::v0_3 ? "0.3" : "1.0");
   const Slot slot(mu_, in_flight_, id, call.limit);
@@ -532,10 +532,10 @@ bj::value GatewayService::invoke_a2a(const Call& call, const registry::Caller&) 
   } else {
     part["mediaType"] = "application/json";
   }
-  const auto reply = post_a2a(
-      call, bj::object{{"message", bj::object{{"messageId", util::new_uuid()},
-                                              {"role", "ROLE_USER"},
-                                              {"parts", bj::array{std::move(part)}}}}});
+  const auto reply =
+      post_a2a(call, bj::object{{"message", bj::object{{"messageId", util::new_uuid()},
+                                                       {"role", "ROLE_USER"},
+                                                       {"parts", bj::array{std::move(part)}}}}});
   const auto& id = call.entry.card->id;
   std::string text;
   std::optional<bj::value> data;
@@ -544,26 +544,31 @@ bj::value GatewayService::invoke_a2a(const Call& call, const registry::Caller&) 
     const std::string state(task.at("status").at("state").as_string());
     if (state != "TASK_STATE_COMPLETED") {
       std::string why;
-      if (const auto* m = task.at("status").as_object().if_contains("message"); m && m->is_object()) {
+      if (const auto* m = task.at("status").as_object().if_contains("message");
+          m && m->is_object()) {
         reply_data(m->at("parts").as_array(), "", why);
       }
-      throw GatewayError(502, "AgentError",
-                         "agent \"" + id + "\" ended the task " + state + (why.empty() ? "" : ": " + why),
-                         bj::object{{"task_state", state}});
+      throw GatewayError(
+          502, "AgentError",
+          "agent \"" + id + "\" ended the task " + state + (why.empty() ? "" : ": " + why),
+          bj::object{{"task_state", state}});
     }
     if (const auto* arts = task.if_contains("artifacts"); arts && arts->is_array()) {
       for (const auto& a : arts->get_array()) {
-        if (auto d = reply_data(a.at("parts").as_array(), call.op->output_schema_name, text); d && !data) {
+        if (auto d = reply_data(a.at("parts").as_array(), call.op->output_schema_name, text);
+            d && !data) {
           data = std::move(d);
         }
       }
     }
   } else {
-    data = reply_data(reply.at("message").at("parts").as_array(), call.op->output_schema_name, text);
+    data =
+        reply_data(reply.at("message").at("parts").as_array(), call.op->output_schema_name, text);
   }
   if (!data) {
     if (text.empty()) {
-      throw GatewayError(502, "InvalidAgentResponse", "agent \"" + id + "\" answered without data or text");
+      throw GatewayError(502, "InvalidAgentResponse",
+                         "agent \"" + id + "\" answered without data or text");
     }
     data = bj::object{{"text", text}};
   }

@@ -314,8 +314,8 @@ bj::object a2a_schemas(const bj::object& a2a) {
     if (const auto* exts = caps->get_object().if_contains("extensions"); exts && exts->is_array()) {
       for (const auto& e : exts->get_array()) {
         const auto* params = e.is_object() ? e.get_object().if_contains("params") : nullptr;
-        const auto* s = params && params->is_object() ? params->get_object().if_contains("schemas")
-                                                      : nullptr;
+        const auto* s =
+            params && params->is_object() ? params->get_object().if_contains("schemas") : nullptr;
         if (s && s->is_object()) {
           for (const auto& kv : s->get_object())
             out[kv.key()] = kv.value();
@@ -356,7 +356,8 @@ bj::value schema_from_fields(const bj::value& fields) {
     bj::value schema = bj::object{};
     if (const auto* s = o.if_contains("schema"); s && (s->is_object() || s->is_bool())) {
       schema = *s;
-    } else if (const auto* k = o.if_contains("kind"); k && k->is_string() && k->get_string() == "text") {
+    } else if (const auto* k = o.if_contains("kind");
+               k && k->is_string() && k->get_string() == "text") {
       schema = bj::object{{"type", "string"}};
     }
     if (const auto* d = o.if_contains("description"); d && d->is_string() && schema.is_object()) {
@@ -366,7 +367,8 @@ bj::value schema_from_fields(const bj::value& fields) {
     const auto* opt = o.if_contains("optional");
     if (!opt || !opt->is_bool() || !opt->get_bool()) required.push_back(*name);
   }
-  return bj::object{{"type", "object"}, {"properties", std::move(props)}, {"required", std::move(required)}};
+  return bj::object{
+      {"type", "object"}, {"properties", std::move(props)}, {"required", std::move(required)}};
 }
 
 }  // namespace
@@ -417,8 +419,10 @@ bj::object card_from_a2a(const bj::object& a2a, const std::string& fallback_id) 
         description += " " + std::string(d->get_string());
         op["description"] = *d;
       }
-      const auto in = schema_mode(s.if_contains("inputModes"), a2a.if_contains("defaultInputModes"), schemas);
-      const auto out = schema_mode(s.if_contains("outputModes"), a2a.if_contains("defaultOutputModes"), schemas);
+      const auto in =
+          schema_mode(s.if_contains("inputModes"), a2a.if_contains("defaultInputModes"), schemas);
+      const auto out =
+          schema_mode(s.if_contains("outputModes"), a2a.if_contains("defaultOutputModes"), schemas);
       const auto* in_fields = s.if_contains("inputFields");
       const auto* out_fields = s.if_contains("outputFields");
       if (!in.empty()) {

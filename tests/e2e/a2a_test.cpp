@@ -50,16 +50,15 @@ class A2ATest : public ::testing::Test {
         {"name", "Booker"},
         {"description", "Books flights."},
         {"operations",
-         bj::array{
-             bj::object{{"name", "book"},
-                        {"endpoint", agent_.url("/book")},
-                        {"input_schema", bj::parse(R"({"type":"object","properties":{
+         bj::array{bj::object{{"name", "book"},
+                              {"endpoint", agent_.url("/book")},
+                              {"input_schema", bj::parse(R"({"type":"object","properties":{
                  "origin":{"type":"string","minLength":3},"destination":{"type":"string"},
                  "passengers":{"type":"integer","minimum":1,"maximum":9}},
                  "required":["origin","destination","passengers"]})")}},
-             bj::object{{"name", "fail"},
-                        {"endpoint", agent_.url("/fail")},
-                        {"input_schema", bj::parse(R"({"type":"object","properties":{
+                   bj::object{{"name", "fail"},
+                              {"endpoint", agent_.url("/fail")},
+                              {"input_schema", bj::parse(R"({"type":"object","properties":{
                  "why":{"type":"integer"}},"required":["why"]})")}}}}};
     ASSERT_EQ(c_->post_json("/agents", bj::serialize(booker)).status, 201);
   }
@@ -72,7 +71,8 @@ class A2ATest : public ::testing::Test {
     server_->process->wait(20s);
     start();
   }
-  HttpResponse rpc(const std::string& agent, const std::string& body, const std::string& version = "1.0",
+  HttpResponse rpc(const std::string& agent, const std::string& body,
+                   const std::string& version = "1.0",
                    std::map<std::string, std::string> headers = {}) {
     headers["Content-Type"] = "application/json";
     if (!version.empty()) headers["A2A-Version"] = version;
@@ -90,7 +90,8 @@ class A2ATest : public ::testing::Test {
     return bj::parse(r.body).as_object();
   }
   static bj::object data_part(bj::value data, const std::string& schema) {
-    return bj::object{{"data", std::move(data)}, {"mediaType", "application/json;schema=" + schema}};
+    return bj::object{{"data", std::move(data)},
+                      {"mediaType", "application/json;schema=" + schema}};
   }
   std::filesystem::path dir_;
   Agent agent_;
@@ -119,7 +120,8 @@ TEST_F(A2ATest, CardDeclaresExtensionSchemasModesAndFieldsWithCaching) {
   // Seed 001: the extension, the named schemas (root map and extension params), the modes.
   const auto& ext = card.at("capabilities").at("extensions").as_array().at(0);
   EXPECT_EQ(ext.at("uri"),
-            "https://raw.githubusercontent.com/facultyai/a2a-extension-object-schemas/refs/heads/main/v1");
+            "https://raw.githubusercontent.com/facultyai/a2a-extension-object-schemas/refs/heads/"
+            "main/v1");
   EXPECT_TRUE(ext.at("params").at("schemas").as_object().contains(kTranslateIn));
   EXPECT_EQ(card.at("schemas").at(kTranslateIn).at("required").at(0), "text");
   const auto& skill = card.at("skills").at(0).as_object();
@@ -154,14 +156,16 @@ TEST_F(A2ATest, CardDeclaresExtensionSchemasModesAndFieldsWithCaching) {
 }
 
 TEST_F(A2ATest, StructuredInputRunsTheOperationAndTagsTheOutput) {
-  const auto res = send("translator", bj::array{data_part(bj::object{{"text", "hello"}}, kTranslateIn)});
+  const auto res =
+      send("translator", bj::array{data_part(bj::object{{"text", "hello"}}, kTranslateIn)});
   ASSERT_TRUE(res.contains("result")) << bj::serialize(res);
   EXPECT_EQ(res.at("id"), "1");
   EXPECT_EQ(state_of(res), "TASK_STATE_COMPLETED");
   const auto& task = res.at("result").at("task").as_object();
   const auto& art = task.at("artifacts").at(0).as_object();
   EXPECT_EQ(art.at("parts").at(0).at("mediaType"), "application/json;schema=translate.output");
-  EXPECT_EQ(art.at("parts").at(0).at("metadata").at("mimeType"), "application/json;schema=translate.output");
+  EXPECT_EQ(art.at("parts").at(0).at("metadata").at("mimeType"),
+            "application/json;schema=translate.output");
   EXPECT_EQ(art.at("parts").at(0).at("data").at("translated_text"), "[fr] hello");
   // Seed 002: the named output as its own artifact, a text part.
   EXPECT_EQ(task.at("artifacts").at(1).at("name"), "translated_text");
@@ -173,8 +177,8 @@ TEST_F(A2ATest, StructuredInputRunsTheOperationAndTagsTheOutput) {
 
 TEST_F(A2ATest, InvalidAndUndeclaredStructuredInputAreErrorsAndNeverReachTheAgent) {
   const auto before = agent_.received().size();
-  const auto bad = send("booker", bj::array{data_part(bj::parse(R"({"origin":"X","passengers":12})"),
-                                                      "book.input")});
+  const auto bad = send(
+      "booker", bj::array{data_part(bj::parse(R"({"origin":"X","passengers":12})"), "book.input")});
   ASSERT_TRUE(bad.contains("error")) << bj::serialize(bad);
   EXPECT_EQ(bad.at("error").at("code"), -32602);
   const auto& data = bad.at("error").at("data").as_array();
@@ -185,33 +189,39 @@ TEST_F(A2ATest, InvalidAndUndeclaredStructuredInputAreErrorsAndNeverReachTheAgen
   EXPECT_EQ(violations.size(), 3u) << bj::serialize(violations);  // origin, destination, passengers
   const auto undeclared = send("booker", bj::array{data_part(bj::object{}, "nope")});
   EXPECT_EQ(undeclared.at("error").at("code"), -32005);
-  EXPECT_NE(std::string(undeclared.at("error").at("message").as_string()).find("book.input"), std::string::npos);
+  EXPECT_NE(std::string(undeclared.at("error").at("message").as_string()).find("book.input"),
+            std::string::npos);
   EXPECT_EQ(agent_.received().size(), before);
 }
 
 TEST_F(A2ATest, OnlyTheFirstStructuredPartCounts) {
-  const auto res = send("booker", bj::array{
-                                      data_part(bj::parse(R"({"origin":"PEK","destination":"SHA","passengers":1})"),
-                                                "book.input"),
-                                      data_part(bj::parse(R"({"origin":1})"), "book.input")});
+  const auto res =
+      send("booker",
+           bj::array{data_part(bj::parse(R"({"origin":"PEK","destination":"SHA","passengers":1})"),
+                               "book.input"),
+                     data_part(bj::parse(R"({"origin":1})"), "book.input")});
   EXPECT_EQ(state_of(res), "TASK_STATE_COMPLETED") << bj::serialize(res);
 }
 
 TEST_F(A2ATest, StructuredInputOnAnExistingTaskIsRejected) {
-  const auto first = send("translator", bj::array{data_part(bj::object{{"text", "a"}}, kTranslateIn)});
+  const auto first =
+      send("translator", bj::array{data_part(bj::object{{"text", "a"}}, kTranslateIn)});
   const std::string task_id(first.at("result").at("task").at("id").as_string());
   const bj::object req{
       {"jsonrpc", "2.0"},
       {"id", 2},
       {"method", "SendMessage"},
-      {"params", bj::object{{"message", bj::object{{"messageId", "m2"},
-                                                   {"role", "ROLE_USER"},
-                                                   {"taskId", task_id},
-                                                   {"parts", bj::array{data_part(bj::object{{"text", "b"}}, kTranslateIn)}}}}}}};
+      {"params",
+       bj::object{{"message", bj::object{{"messageId", "m2"},
+                                         {"role", "ROLE_USER"},
+                                         {"taskId", task_id},
+                                         {"parts", bj::array{data_part(bj::object{{"text", "b"}},
+                                                                       kTranslateIn)}}}}}}};
   const auto r = bj::parse(rpc("translator", bj::serialize(req)).body);
   EXPECT_EQ(r.at("id"), 2);  // echoed exactly: a number stays a number
   EXPECT_EQ(r.at("error").at("code"), -32004);
-  EXPECT_NE(std::string(r.at("error").at("message").as_string()).find("already running"), std::string::npos);
+  EXPECT_NE(std::string(r.at("error").at("message").as_string()).find("already running"),
+            std::string::npos);
 }
 
 TEST_F(A2ATest, TextGoesToTheTextFieldOrGetsAnErrorNamingTheSchemas) {
@@ -220,14 +230,16 @@ TEST_F(A2ATest, TextGoesToTheTextFieldOrGetsAnErrorNamingTheSchemas) {
   EXPECT_EQ(agent_.received().back(), bj::parse(R"({"text":"good morning"})"));
   const auto no = send("booker", bj::array{bj::object{{"text", "fly me to Shanghai"}}});
   EXPECT_EQ(no.at("error").at("code"), -32005) << bj::serialize(no);
-  EXPECT_NE(std::string(no.at("error").at("message").as_string()).find("book.input"), std::string::npos);
+  EXPECT_NE(std::string(no.at("error").at("message").as_string()).find("book.input"),
+            std::string::npos);
 }
 
 TEST_F(A2ATest, NamedPartsFillInputFieldsAndMissingOnesAreNamed) {
   // Seed 002: parts named by metadata.name.
   const auto named =
-      send("translator", bj::array{bj::object{{"text", "bonjour"}, {"metadata", bj::object{{"name", "text"}}}},
-                                   bj::object{{"text", "formal"}, {"metadata", bj::object{{"name", "tone"}}}}});
+      send("translator",
+           bj::array{bj::object{{"text", "bonjour"}, {"metadata", bj::object{{"name", "text"}}}},
+                     bj::object{{"text", "formal"}, {"metadata", bj::object{{"name", "tone"}}}}});
   EXPECT_EQ(state_of(named), "TASK_STATE_COMPLETED") << bj::serialize(named);
   EXPECT_EQ(agent_.received().back(), bj::parse(R"({"text":"bonjour","tone":"formal"})"));
   // The keys of an untagged data object, with a skill picked by metadata.skillId.
@@ -236,10 +248,13 @@ TEST_F(A2ATest, NamedPartsFillInputFieldsAndMissingOnesAreNamed) {
       {"jsonrpc", "2.0"},
       {"id", "k"},
       {"method", "SendMessage"},
-      {"params", bj::object{{"message", bj::object{{"messageId", "m"},
-                                                   {"role", "ROLE_USER"},
-                                                   {"metadata", msg_meta},
-                                                   {"parts", bj::array{bj::object{{"data", bj::parse(R"({"origin":"PEK"})")}}}}}}}}};
+      {"params",
+       bj::object{
+           {"message", bj::object{{"messageId", "m"},
+                                  {"role", "ROLE_USER"},
+                                  {"metadata", msg_meta},
+                                  {"parts", bj::array{bj::object{
+                                                {"data", bj::parse(R"({"origin":"PEK"})")}}}}}}}}};
   const auto missing = bj::parse(rpc("booker", bj::serialize(req)).body);
   ASSERT_TRUE(missing.as_object().contains("error")) << missing;
   EXPECT_EQ(missing.at("error").at("code"), -32602);
@@ -248,21 +263,30 @@ TEST_F(A2ATest, NamedPartsFillInputFieldsAndMissingOnesAreNamed) {
   EXPECT_EQ(v[0].at("field"), "destination");
   EXPECT_EQ(v[1].at("field"), "passengers");
   // A data part where the field is text: the kind is checked.
-  const auto kind = send("translator", bj::array{bj::object{{"data", 5}, {"metadata", bj::object{{"name", "text"}}}}});
+  const auto kind = send(
+      "translator", bj::array{bj::object{{"data", 5}, {"metadata", bj::object{{"name", "text"}}}}});
   EXPECT_EQ(kind.at("error").at("code"), -32602);
-  EXPECT_NE(std::string(kind.at("error").at("message").as_string()).find("text field"), std::string::npos);
+  EXPECT_NE(std::string(kind.at("error").at("message").as_string()).find("text field"),
+            std::string::npos);
 }
 
 TEST_F(A2ATest, VersionsExtensionsAndZeroThreeShapes) {
   // Unsupported version.
-  const auto v9 = bj::parse(rpc("translator", R"({"jsonrpc":"2.0","id":"x","method":"GetTask","params":{"id":"t"}})", "9.1").body);
+  const auto v9 =
+      bj::parse(rpc("translator",
+                    R"({"jsonrpc":"2.0","id":"x","method":"GetTask","params":{"id":"t"}})", "9.1")
+                    .body);
   EXPECT_EQ(v9.at("error").at("code"), -32009);
   EXPECT_EQ(v9.at("id"), "x");
   // No A2A-Version: 0.3, its method names and part shapes.
-  const auto r = rpc("translator", R"({"jsonrpc":"2.0","id":"old","method":"message/send","params":{"message":{
+  const auto r =
+      rpc("translator", R"({"jsonrpc":"2.0","id":"old","method":"message/send","params":{"message":{
       "kind":"message","messageId":"1","role":"user","parts":[{"kind":"data","data":{"text":"hi"},
       "metadata":{"mimeType":"application/json;schema=translate.input"}}]}}})",
-                     "", {{"X-A2A-Extensions", "https://raw.githubusercontent.com/facultyai/a2a-extension-object-schemas/refs/heads/main/v1"}});
+          "",
+          {{"X-A2A-Extensions",
+            "https://raw.githubusercontent.com/facultyai/a2a-extension-object-schemas/refs/heads/"
+            "main/v1"}});
   const auto old = bj::parse(r.body);
   ASSERT_TRUE(old.as_object().contains("result")) << r.body;
   EXPECT_EQ(old.at("result").at("kind"), "task");
@@ -271,25 +295,41 @@ TEST_F(A2ATest, VersionsExtensionsAndZeroThreeShapes) {
   EXPECT_EQ(part.at("kind"), "data");
   EXPECT_EQ(part.at("metadata").at("mimeType"), "application/json;schema=translate.output");
   EXPECT_EQ(r.header("a2a-extensions"),
-            "https://raw.githubusercontent.com/facultyai/a2a-extension-object-schemas/refs/heads/main/v1");
+            "https://raw.githubusercontent.com/facultyai/a2a-extension-object-schemas/refs/heads/"
+            "main/v1");
   // 0.3 tasks/get.
-  const auto got = bj::parse(rpc("translator", R"({"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"id":")" +
-                                                   std::string(old.at("result").at("id").as_string()) + R"("}})",
-                                 "0.3")
-                                 .body);
+  const auto got =
+      bj::parse(rpc("translator",
+                    R"({"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"id":")" +
+                        std::string(old.at("result").at("id").as_string()) + R"("}})",
+                    "0.3")
+                    .body);
   EXPECT_EQ(got.at("result").at("status").at("state"), "completed");
   // Unknown method and malformed requests.
-  EXPECT_EQ(bj::parse(rpc("translator", R"({"jsonrpc":"2.0","id":1,"method":"Nope"})").body).at("error").at("code"), -32601);
-  EXPECT_EQ(bj::parse(rpc("translator", R"({"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"1","role":"ROLE_USER","parts":[]}}})").body)
+  EXPECT_EQ(bj::parse(rpc("translator", R"({"jsonrpc":"2.0","id":1,"method":"Nope"})").body)
                 .at("error")
                 .at("code"),
-            -32602);
+            -32601);
+  EXPECT_EQ(
+      bj::parse(
+          rpc("translator",
+              R"({"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"1","role":"ROLE_USER","parts":[]}}})")
+              .body)
+          .at("error")
+          .at("code"),
+      -32602);
   EXPECT_EQ(bj::parse(rpc("translator", "{not json").body).at("error").at("code"), -32700);
-  EXPECT_EQ(bj::parse(rpc("translator", R"({"id":1,"method":"GetTask"})").body).at("error").at("code"), -32600);
-  EXPECT_EQ(bj::parse(rpc("translator", R"({"jsonrpc":"2.0","id":1,"method":"CreateTaskPushNotificationConfig","params":{}})").body)
-                .at("error")
-                .at("code"),
-            -32003);
+  EXPECT_EQ(
+      bj::parse(rpc("translator", R"({"id":1,"method":"GetTask"})").body).at("error").at("code"),
+      -32600);
+  EXPECT_EQ(
+      bj::parse(
+          rpc("translator",
+              R"({"jsonrpc":"2.0","id":1,"method":"CreateTaskPushNotificationConfig","params":{}})")
+              .body)
+          .at("error")
+          .at("code"),
+      -32003);
 }
 
 TEST_F(A2ATest, TasksArePersistedListedAndAnAgentFailureFailsTheTask) {
@@ -302,9 +342,10 @@ TEST_F(A2ATest, TasksArePersistedListedAndAnAgentFailureFailsTheTask) {
   const std::string id(ok.at("result").at("task").at("id").as_string());
 
   restart();  // tasks survive
-  const auto got = bj::parse(rpc("translator", R"({"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":")" + id +
-                                                   R"(","historyLength":0}})")
-                                 .body);
+  const auto got =
+      bj::parse(rpc("translator", R"({"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":")" +
+                                      id + R"(","historyLength":0}})")
+                    .body);
   EXPECT_EQ(got.at("result").at("status").at("state"), "TASK_STATE_COMPLETED") << got;
   EXPECT_FALSE(got.at("result").as_object().contains("history"));
   // The HTTP+JSON binding over the same tasks.
@@ -314,35 +355,45 @@ TEST_F(A2ATest, TasksArePersistedListedAndAnAgentFailureFailsTheTask) {
   const auto cancel = c_->request("POST", "/a2a/translator/tasks/" + id + ":cancel", "{}",
                                   {{"Content-Type", "application/json"}, {"A2A-Version", "1.0"}});
   EXPECT_EQ(cancel.status, 400);
-  EXPECT_EQ(bj::parse(cancel.body).at("error").at("details").at(0).at("reason"), "TASK_NOT_CANCELABLE");
-  const auto missing = c_->request("GET", "/a2a/translator/tasks/none", "", {{"A2A-Version", "1.0"}});
+  EXPECT_EQ(bj::parse(cancel.body).at("error").at("details").at(0).at("reason"),
+            "TASK_NOT_CANCELABLE");
+  const auto missing =
+      c_->request("GET", "/a2a/translator/tasks/none", "", {{"A2A-Version", "1.0"}});
   EXPECT_EQ(missing.status, 404);
   EXPECT_EQ(bj::parse(missing.body).at("error").at("status"), "NOT_FOUND");
   // ListTasks pages with a cursor, most recent first.
-  for (int i = 0; i < 3; ++i) send("translator", bj::array{data_part(bj::object{{"text", "p"}}, kTranslateIn)});
-  const auto page1 = bj::parse(rpc("translator", R"({"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{"pageSize":2}})").body);
+  for (int i = 0; i < 3; ++i)
+    send("translator", bj::array{data_part(bj::object{{"text", "p"}}, kTranslateIn)});
+  const auto page1 = bj::parse(
+      rpc("translator", R"({"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{"pageSize":2}})")
+          .body);
   ASSERT_TRUE(page1.as_object().contains("result")) << page1;
   EXPECT_EQ(page1.at("result").at("tasks").as_array().size(), 2u);
   EXPECT_EQ(page1.at("result").at("totalSize"), 4);
   EXPECT_FALSE(page1.at("result").at("tasks").at(0).as_object().contains("artifacts"));
   const std::string token(page1.at("result").at("nextPageToken").as_string());
   ASSERT_FALSE(token.empty());
-  const auto page2 = bj::parse(rpc("translator", R"({"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{"pageSize":2,"pageToken":")" +
-                                                     token + R"("}})")
-                                   .body);
+  const auto page2 = bj::parse(
+      rpc("translator",
+          R"({"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{"pageSize":2,"pageToken":")" +
+              token + R"("}})")
+          .body);
   EXPECT_EQ(page2.at("result").at("tasks").as_array().size(), 2u);
   EXPECT_EQ(page2.at("result").at("nextPageToken"), "");
   EXPECT_EQ(page2.at("result").at("tasks").at(1).at("id"), bj::value(id));  // the oldest comes last
   // REST message:send.
-  const auto sent = c_->request("POST", "/a2a/translator/message:send",
-                                R"({"message":{"messageId":"r1","role":"ROLE_USER","parts":[{"text":"rest"}]}})",
-                                {{"Content-Type", "application/a2a+json"}, {"A2A-Version", "1.0"}});
+  const auto sent =
+      c_->request("POST", "/a2a/translator/message:send",
+                  R"({"message":{"messageId":"r1","role":"ROLE_USER","parts":[{"text":"rest"}]}})",
+                  {{"Content-Type", "application/a2a+json"}, {"A2A-Version", "1.0"}});
   ASSERT_EQ(sent.status, 200) << sent.body;
   EXPECT_EQ(bj::parse(sent.body).at("task").at("status").at("state"), "TASK_STATE_COMPLETED");
 }
 
 TEST_F(A2ATest, StreamingSendsTheTaskThenArtifactsThenTheFinalStatus) {
-  const auto r = rpc("translator", R"({"jsonrpc":"2.0","id":"s","method":"SendStreamingMessage","params":{"message":{
+  const auto r =
+      rpc("translator",
+          R"({"jsonrpc":"2.0","id":"s","method":"SendStreamingMessage","params":{"message":{
       "messageId":"1","role":"ROLE_USER","parts":[{"text":"stream me"}]}}})");
   ASSERT_EQ(r.status, 200);
   EXPECT_EQ(r.header("content-type"), "text/event-stream");
@@ -356,12 +407,17 @@ TEST_F(A2ATest, StreamingSendsTheTaskThenArtifactsThenTheFinalStatus) {
   ASSERT_GE(events.size(), 4u) << r.body;
   EXPECT_EQ(events[0].at("id"), "s");
   EXPECT_TRUE(events[0].at("result").as_object().contains("task"));
-  EXPECT_EQ(events[1].at("result").at("statusUpdate").at("status").at("state"), "TASK_STATE_WORKING");
+  EXPECT_EQ(events[1].at("result").at("statusUpdate").at("status").at("state"),
+            "TASK_STATE_WORKING");
   EXPECT_TRUE(events[2].at("result").as_object().contains("artifactUpdate"));
-  EXPECT_EQ(events.back().at("result").at("statusUpdate").at("status").at("state"), "TASK_STATE_COMPLETED");
+  EXPECT_EQ(events.back().at("result").at("statusUpdate").at("status").at("state"),
+            "TASK_STATE_COMPLETED");
   // Subscribing to a finished task is refused.
   const std::string id(events[0].at("result").at("task").at("id").as_string());
-  const auto sub = bj::parse(rpc("translator", R"({"jsonrpc":"2.0","id":1,"method":"SubscribeToTask","params":{"id":")" + id + R"("}})").body);
+  const auto sub = bj::parse(
+      rpc("translator",
+          R"({"jsonrpc":"2.0","id":1,"method":"SubscribeToTask","params":{"id":")" + id + R"("}})")
+          .body);
   EXPECT_EQ(sub.at("error").at("code"), -32004);
 }
 
