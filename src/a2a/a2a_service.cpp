@@ -102,6 +102,7 @@ struct A2AService::Prepared {
   bool forward = false;  // a fronted agent gets the message itself
   registry::Caller caller;
   std::optional<std::int64_t> history_length;
+  bool return_immediately = false;
   StoredTask stored;
   std::optional<A2AError> failure;  // the agent's answer broke the protocol or its schemas
 };
@@ -117,7 +118,38 @@ A2AService::A2AService(registry::RegistryService& registry, store::Store& store,
       options_(options),
       tasks_(store, clock, options.task_retention) {}
 
-A2AService::~A2AService() = default;
+A2AService::~A2AService() {
+  {
+    std::lock_guard lock(jobs_mu_);
+    stopping_ = true;
+  }
+  jobs_cv_.notify_all();
+  for (auto& w : workers_)
+    w.join();
+}
+
+void A2AService::run_in_background(std::function<void()> job) {
+  std::lock_guard lock(jobs_mu_);
+  if (workers_.empty()) {
+    for (unsigned i = 0; i < std::max(1u, options_.background_workers); ++i) {
+      workers_.emplace_back([this] {
+        for (;;) {
+          std::function<void()> next;
+          {
+            std::unique_lock lock(jobs_mu_);
+            jobs_cv_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+            if (jobs_.empty()) return;  // stopping, and nothing left to run
+            next = std::move(jobs_.front());
+            jobs_.pop_front();
+          }
+          next();
+        }
+      });
+    }
+  }
+  jobs_.push_back(std::move(job));
+  jobs_cv_.notify_one();
+}
 
 std::shared_ptr<const jsonschema::Schema> A2AService::compiled(const std::string& key,
                                                                const bj::value& schema) {
@@ -151,6 +183,10 @@ std::shared_ptr<A2AService::Prepared> A2AService::prepare(std::string_view agent
   p->message = read_message(*m, "message");
   if (const auto* c = params.if_contains("configuration"); c && c->is_object()) {
     p->history_length = int_param(c->get_object(), "historyLength");
+    p->return_immediately = bool_param(c->get_object(), "returnImmediately");
+    if (const auto* b = c->get_object().if_contains("blocking"); b && b->is_bool()) {
+      p->return_immediately = !b->get_bool();  // 0.3's inverse
+    }
   }
   const auto& parts = p->message.at("parts").as_array();
 
@@ -565,6 +601,17 @@ bj::object A2AService::send_message(std::string_view agent, const bj::value& par
                                     const registry::Caller& caller) {
   auto p = prepare(agent, params, caller);
   start(*p);
+  if (p->return_immediately) {
+    const auto snapshot = shown(p->stored.task, p->history_length);
+    run_in_background([this, p] {
+      try {
+        execute(*p, [](bj::object) {});
+      } catch (const std::exception&) {
+        // The task stays as it was last stored; nobody waits for this answer.
+      }
+    });
+    return bj::object{{"task", snapshot}};
+  }
   execute(*p, [](bj::object) {});
   if (p->failure) throw *p->failure;  // the task is stored as failed; the caller gets the error
   return bj::object{{"task", shown(p->stored.task, p->history_length)}};

@@ -7,6 +7,8 @@
 #include <boost/json/value.hpp>
 
 #include <chrono>
+#include <condition_variable>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -14,6 +16,8 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace schemagate::registry {
 class RegistryService;
@@ -70,7 +74,8 @@ class EventSource {
 
 struct A2AOptions {
   std::chrono::milliseconds task_retention{std::chrono::hours(24 * 7)};
-  std::size_t max_history = 100;  // messages kept in a task's history
+  std::size_t max_history = 100;    // messages kept in a task's history
+  unsigned background_workers = 4;  // run tasks sent with returnImmediately
 };
 
 // The A2A face of every registered agent (seeds 001, 002; A2A v1.0 §3): SendMessage runs the
@@ -92,7 +97,8 @@ class A2AService {
   Card card(std::string_view agent, const registry::Caller& caller, const CardContext& context,
             WireVersion version);
 
-  // SendMessage: {"task": ...} (or {"message": ...} from a fronted agent that answered so).
+  // SendMessage: {"task": ...}, once the task has ended (or at once, still running, when the
+  // configuration says returnImmediately; 0.3: blocking false).
   boost::json::object send_message(std::string_view agent, const boost::json::value& params,
                                    const registry::Caller& caller);
   // SendStreamingMessage: request errors are thrown here, before any event.
@@ -131,6 +137,13 @@ class A2AService {
   TaskStore tasks_;
   std::mutex schemas_mu_;
   std::map<std::string, std::shared_ptr<const jsonschema::Schema>> schemas_;
+  // Tasks sent with returnImmediately run here; the destructor lets the queue drain.
+  void run_in_background(std::function<void()> job);
+  std::mutex jobs_mu_;
+  std::condition_variable jobs_cv_;
+  std::deque<std::function<void()>> jobs_;
+  std::vector<std::thread> workers_;
+  bool stopping_ = false;
 };
 
 }  // namespace schemagate::a2a

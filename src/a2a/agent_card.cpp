@@ -99,26 +99,25 @@ std::vector<FieldDefinition> fields_from_schema(const bj::value& schema) {
 }
 
 const FieldDefinition* Skill::text_field() const {
-  const FieldDefinition* only = nullptr;
-  std::size_t required_text = 0;
+  // Seed 000's reserved `other` key is where free text goes.
   for (const auto& f : input_fields) {
-    if (f.kind == "text" && !f.optional) {
-      ++required_text;
-      only = &f;
-    }
+    if (f.name == "other" && f.kind == "text") return &f;
   }
-  if (required_text == 1) return only;
-  // No required text: a single optional text field will do when nothing else is required.
-  if (required_text == 0 && std::none_of(input_fields.begin(), input_fields.end(),
-                                         [](const FieldDefinition& f) { return !f.optional; })) {
-    const auto texts = std::count_if(input_fields.begin(), input_fields.end(),
-                                     [](const FieldDefinition& f) { return f.kind == "text"; });
-    if (texts == 1) {
-      return &*std::find_if(input_fields.begin(), input_fields.end(),
-                            [](const FieldDefinition& f) { return f.kind == "text"; });
+  const auto texts = [&](bool required_only) {
+    std::vector<const FieldDefinition*> out;
+    for (const auto& f : input_fields) {
+      if (f.kind == "text" && (!required_only || !f.optional)) out.push_back(&f);
     }
+    return out;
+  };
+  if (const auto required = texts(true); !required.empty()) {
+    return required.size() == 1 ? required.front() : nullptr;
   }
-  return nullptr;
+  // Nothing textual is required: a lone optional text field will do when nothing else is.
+  const bool any_required = std::any_of(input_fields.begin(), input_fields.end(),
+                                        [](const FieldDefinition& f) { return !f.optional; });
+  const auto optional = texts(false);
+  return !any_required && optional.size() == 1 ? optional.front() : nullptr;
 }
 
 const Skill* AgentProfile::skill_for_input_schema(std::string_view name) const {

@@ -56,6 +56,9 @@ class A2ATest : public ::testing::Test {
                  "origin":{"type":"string","minLength":3},"destination":{"type":"string"},
                  "passengers":{"type":"integer","minimum":1,"maximum":9}},
                  "required":["origin","destination","passengers"]})")}},
+                   bj::object{{"name", "wait"},
+                              {"endpoint", agent_.url("/block")},
+                              {"input_schema", bj::object{}}},
                    bj::object{{"name", "fail"},
                               {"endpoint", agent_.url("/fail")},
                               {"input_schema", bj::parse(R"({"type":"object","properties":{
@@ -98,6 +101,8 @@ class A2ATest : public ::testing::Test {
   std::unique_ptr<Server> server_;
   std::unique_ptr<HttpClient> c_;
 };
+
+std::vector<bj::value> sse_events(const std::string& body);
 
 std::string state_of(const bj::object& response) {
   return std::string(response.at("result").at("task").at("status").at("state").as_string());
@@ -397,13 +402,7 @@ TEST_F(A2ATest, StreamingSendsTheTaskThenArtifactsThenTheFinalStatus) {
       "messageId":"1","role":"ROLE_USER","parts":[{"text":"stream me"}]}}})");
   ASSERT_EQ(r.status, 200);
   EXPECT_EQ(r.header("content-type"), "text/event-stream");
-  std::vector<bj::value> events;
-  std::size_t at = 0;
-  while ((at = r.body.find("data: ", at)) != std::string::npos) {
-    const auto end = r.body.find("\n\n", at);
-    events.push_back(bj::parse(r.body.substr(at + 6, end - at - 6)));
-    at = end;
-  }
+  const auto events = sse_events(r.body);
   ASSERT_GE(events.size(), 4u) << r.body;
   EXPECT_EQ(events[0].at("id"), "s");
   EXPECT_TRUE(events[0].at("result").as_object().contains("task"));
@@ -419,6 +418,101 @@ TEST_F(A2ATest, StreamingSendsTheTaskThenArtifactsThenTheFinalStatus) {
           R"({"jsonrpc":"2.0","id":1,"method":"SubscribeToTask","params":{"id":")" + id + R"("}})")
           .body);
   EXPECT_EQ(sub.at("error").at("code"), -32004);
+}
+
+std::vector<bj::value> sse_events(const std::string& body) {
+  std::vector<bj::value> events;
+  std::size_t at = 0;
+  while ((at = body.find("data: ", at)) != std::string::npos) {
+    const auto end = body.find("\n\n", at);
+    events.push_back(bj::parse(body.substr(at + 6, end - at - 6)));
+    at = end;
+  }
+  return events;
+}
+
+TEST_F(A2ATest, ReturnImmediatelyRunsInTheBackgroundSubscribeFollowsCancelStands) {
+  const auto immediate = [&](const std::string& id) {
+    return rpc(
+        "booker",
+        R"({"jsonrpc":"2.0","id":")" + id + R"(","method":"SendMessage","params":{
+        "configuration":{"returnImmediately":true},"message":{"messageId":")" +
+            id + R"(","role":"ROLE_USER","metadata":{"skillId":"wait"},"parts":[{"data":{}}]}}})");
+  };
+  const auto started = bj::parse(immediate("a").body);
+  ASSERT_TRUE(started.as_object().contains("result")) << started;
+  EXPECT_EQ(started.at("result").at("task").at("status").at("state"), "TASK_STATE_SUBMITTED");
+  const std::string id(started.at("result").at("task").at("id").as_string());
+  // SubscribeToTask: the task now, then its changes until it ends.
+  const auto sub =
+      rpc("booker",
+          R"({"jsonrpc":"2.0","id":9,"method":"SubscribeToTask","params":{"id":")" + id + R"("}})");
+  ASSERT_EQ(sub.header("content-type"), "text/event-stream") << sub.body;
+  const auto events = sse_events(sub.body);
+  ASSERT_GE(events.size(), 3u) << sub.body;
+  EXPECT_EQ(events.front().at("result").at("task").at("id"), bj::value(id));
+  EXPECT_TRUE(events[1].at("result").as_object().contains("artifactUpdate")) << sub.body;
+  EXPECT_EQ(events.back().at("result").at("statusUpdate").at("status").at("state"),
+            "TASK_STATE_COMPLETED");
+  EXPECT_EQ(events.back().at("result").at("statusUpdate").at("taskId"), bj::value(id));
+
+  // A cancel while the agent works stands when its answer comes.
+  const auto second = bj::parse(immediate("b").body);
+  const std::string id2(second.at("result").at("task").at("id").as_string());
+  const auto canceled =
+      bj::parse(rpc("booker", R"({"jsonrpc":"2.0","id":1,"method":"CancelTask","params":{"id":")" +
+                                  id2 + R"("}})")
+                    .body);
+  EXPECT_EQ(canceled.at("result").at("status").at("state"), "TASK_STATE_CANCELED") << canceled;
+  std::this_thread::sleep_for(900ms);
+  const auto later =
+      bj::parse(rpc("booker", R"({"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":")" +
+                                  id2 + R"("}})")
+                    .body);
+  EXPECT_EQ(later.at("result").at("status").at("state"), "TASK_STATE_CANCELED") << later;
+  const auto again =
+      bj::parse(rpc("booker", R"({"jsonrpc":"2.0","id":1,"method":"CancelTask","params":{"id":")" +
+                                  id2 + R"("}})")
+                    .body);
+  EXPECT_EQ(again.at("error").at("code"), -32002);
+}
+
+TEST_F(A2ATest, ScenarioOperationsTakeTheirTemplateSchemaAndFreeTextGoesToOther) {
+  bj::object tmpl = bj::parse(R"({"schema_id": "pet_grooming_v1", "scenario": "pet_grooming",
+      "keys": [{"key_name": "pet", "key_type": "string", "required": true,
+                "semantic_description": {"en-US": "Which pet"}}]})")
+                        .as_object();
+  const auto pub = c_->request("PUT", "/scenarios/pet_grooming/versions/1.0.0", bj::serialize(tmpl),
+                               {{"Content-Type", "application/json"}});
+  ASSERT_EQ(pub.status, 201) << pub.body;
+  bj::object groomer{
+      {"id", "groomer"},
+      {"name", "Groomer"},
+      {"description", "Grooms pets."},
+      {"endpoint", agent_.url("/book")},
+      {"operations", bj::array{bj::object{{"name", "groom"}, {"scenario", "pet_grooming"}}}}};
+  ASSERT_EQ(c_->post_json("/agents", bj::serialize(groomer)).status, 201);
+  const auto card = bj::parse(
+      c_->request("GET", "/a2a/groomer/.well-known/agent-card.json", "", {{"A2A-Version", "1.0"}})
+          .body);
+  const auto& schema = card.at("schemas").at("groom.input").as_object();
+  EXPECT_TRUE(schema.at("properties").as_object().contains("pet")) << card;
+  EXPECT_TRUE(schema.at("properties").as_object().contains("other"))
+      << card;  // seed 000's escape valve
+  EXPECT_EQ(schema.at("required"), bj::parse(R"(["pet"])"));
+  const auto ok = send("groomer", bj::array{data_part(bj::object{{"pet", "cat"}}, "groom.input")});
+  EXPECT_EQ(state_of(ok), "TASK_STATE_COMPLETED") << bj::serialize(ok);
+  const auto bad = send("groomer", bj::array{data_part(bj::object{{"pet", 3}}, "groom.input")});
+  EXPECT_EQ(bad.at("error").at("code"), -32602);
+  // Free text lands in `other`; the named pet comes from a named part.
+  const auto text = send(
+      "groomer", bj::array{bj::object{{"text", "please trim the claws"}},
+                           bj::object{{"text", "dog"}, {"metadata", bj::object{{"name", "pet"}}}}});
+  EXPECT_EQ(state_of(text), "TASK_STATE_COMPLETED") << bj::serialize(text);
+  const auto missing = send("groomer", bj::array{bj::object{{"text", "please trim the claws"}}});
+  EXPECT_EQ(missing.at("error").at("code"), -32602);
+  EXPECT_NE(std::string(missing.at("error").at("message").as_string()).find("\"pet\""),
+            std::string::npos);
 }
 
 }  // namespace
