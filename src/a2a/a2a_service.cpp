@@ -477,17 +477,90 @@ void A2AService::check_output(const AgentProfile& profile, const Skill* skill,
   }
 }
 
-void A2AService::execute(Prepared& p, const std::function<void(bj::object)>& emit) {
+namespace {
+
+bj::object agent_message(const std::string& task, const std::string& context, bj::array parts) {
+  return bj::object{{"messageId", util::new_uuid()},
+                    {"role", "ROLE_AGENT"},
+                    {"parts", std::move(parts)},
+                    {"taskId", task},
+                    {"contextId", context}};
+}
+
+// A failed invocation as the task's final status: rejected for the caller's fault (4xx),
+// failed for the agent's; the message says why in text and as data.
+bj::object failure_status(const std::string& task, const std::string& context,
+                          std::string_view state, const std::string& text, bj::object error) {
+  return bj::object{
+      {"state", state},
+      {"message",
+       agent_message(task, context,
+                     bj::array{bj::object{{"text", text}},
+                               bj::object{{"data", bj::object{{"error", std::move(error)}}},
+                                          {"mediaType", "application/json"}}})}};
+}
+
+bj::object failure_status(const std::string& task, const std::string& context,
+                          const InvocationFailed& e) {
+  bj::object error{{"code", e.code()}, {"message", e.what()}};
+  if (!e.details().is_null()) error["details"] = e.details();
+  return failure_status(task, context,
+                        e.status() < 500 ? "TASK_STATE_REJECTED" : "TASK_STATE_FAILED", e.what(),
+                        std::move(error));
+}
+
+bj::object failure_status(const std::string& task, const std::string& context, const A2AError& e) {
+  return failure_status(task, context, "TASK_STATE_FAILED", e.what(),
+                        bj::object{{"code", e.reason()}, {"details", e.wire_details()}});
+}
+
+// An event of a fronted agent's task, re-addressed to ours.
+void readdress(bj::object& o, const std::string& task, const std::string& context) {
+  if (o.contains("taskId")) o["taskId"] = task;
+  if (o.contains("contextId")) o["contextId"] = context;
+}
+
+}  // namespace
+
+void A2AService::finish(Prepared& p, bj::array artifacts, bj::object status,
+                        const std::function<void(bj::object)>& emit) {
   auto& task = p.stored.task;
   const std::string id(task.at("id").as_string());
   const std::string context(task.at("contextId").as_string());
-  const auto agent_message = [&](bj::array parts) {
-    return bj::object{{"messageId", util::new_uuid()},
-                      {"role", "ROLE_AGENT"},
-                      {"parts", std::move(parts)},
-                      {"taskId", id},
-                      {"contextId", context}};
-  };
+  if (auto* m = status.if_contains("message"); m && m->is_object())
+    readdress(m->get_object(), id, context);
+  status["timestamp"] = util::format_rfc3339(clock_.now());
+  // A cancel that came meanwhile stands.
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    if (!artifacts.empty()) task["artifacts"] = artifacts;
+    task["status"] = status;
+    if (const auto* m = status.if_contains("message"); m && m->is_object()) {
+      auto& h = task["history"].as_array();
+      h.push_back(*m);
+      if (h.size() > options_.max_history) {
+        h.erase(h.begin(), h.end() - static_cast<std::ptrdiff_t>(options_.max_history));
+      }
+    }
+    try {
+      tasks_.save(p.stored);
+      break;
+    } catch (const store::ConflictError&) {
+      auto now = tasks_.get(id);
+      if (!now || is_terminal(now->state())) {
+        if (now) p.stored = *now;
+        break;
+      }
+      p.stored = *now;
+    }
+  }
+  emit(bj::object{{"statusUpdate", bj::object{{"taskId", id},
+                                              {"contextId", context},
+                                              {"status", p.stored.task.at("status")}}}});
+}
+
+void A2AService::execute(Prepared& p, const std::function<void(bj::object)>& emit) {
+  const std::string id(p.stored.task.at("id").as_string());
+  const std::string context(p.stored.task.at("contextId").as_string());
   bj::array artifacts;
   bj::object status;
   try {
@@ -505,15 +578,8 @@ void A2AService::execute(Prepared& p, const std::function<void(bj::object)>& emi
         if (const auto* a = up.if_contains("artifacts"); a && a->is_array())
           artifacts = a->get_array();
         status = up.at("status").as_object();
-        if (auto* m = status.if_contains("message"); m && m->is_object()) {
-          m->get_object()["taskId"] = id;
-          m->get_object()["contextId"] = context;
-        }
       } else {
-        auto m = reply.at("message").as_object();
-        m["taskId"] = id;
-        m["contextId"] = context;
-        status = {{"state", "TASK_STATE_COMPLETED"}, {"message", std::move(m)}};
+        status = {{"state", "TASK_STATE_COMPLETED"}, {"message", reply.at("message")}};
       }
     } else {
       const auto out = invoker_.invoke(p.entry.card->id, p.skill->operation, p.input, p.caller);
@@ -549,52 +615,94 @@ void A2AService::execute(Prepared& p, const std::function<void(bj::object)>& emi
                {"taskId", id}, {"contextId", context}, {"artifact", a}, {"lastChunk", true}}}});
     }
   } catch (const InvocationFailed& e) {
-    bj::object error{{"code", e.code()}, {"message", e.what()}};
-    if (!e.details().is_null()) error["details"] = e.details();
-    status = {{"state", e.status() < 500 ? "TASK_STATE_REJECTED" : "TASK_STATE_FAILED"},
-              {"message",
-               agent_message(bj::array{bj::object{{"text", e.what()}},
-                                       bj::object{{"data", bj::object{{"error", std::move(error)}}},
-                                                  {"mediaType", "application/json"}}})}};
+    status = failure_status(id, context, e);
     artifacts.clear();
   } catch (const A2AError& e) {
     p.failure = e;
-    status = {
-        {"state", "TASK_STATE_FAILED"},
-        {"message",
-         agent_message(bj::array{
-             bj::object{{"text", e.what()}},
-             bj::object{{"data", bj::object{{"error", bj::object{{"code", e.reason()},
-                                                                 {"details", e.wire_details()}}}}},
-                        {"mediaType", "application/json"}}})}};
+    status = failure_status(id, context, e);
     artifacts.clear();
   }
-  status["timestamp"] = util::format_rfc3339(clock_.now());
-  // A cancel that came meanwhile stands.
-  for (int attempt = 0; attempt < 3; ++attempt) {
-    if (!artifacts.empty()) task["artifacts"] = artifacts;
-    task["status"] = status;
-    if (const auto* m = status.if_contains("message"); m && m->is_object()) {
-      auto& h = task["history"].as_array();
-      h.push_back(*m);
-      if (h.size() > options_.max_history)
-        h.erase(h.begin(), h.end() - static_cast<std::ptrdiff_t>(options_.max_history));
+  finish(p, std::move(artifacts), std::move(status), emit);
+}
+
+bool A2AService::relay(Prepared& p, EventSource& upstream, bj::array& artifacts,
+                       const std::function<void(bj::object)>& emit) {
+  const std::string id(p.stored.task.at("id").as_string());
+  const std::string context(p.stored.task.at("contextId").as_string());
+  bj::object event;
+  try {
+    if (!upstream.next(event)) {
+      finish(p, std::move(artifacts),
+             failure_status(id, context, "TASK_STATE_FAILED",
+                            "the agent ended its stream before the task ended",
+                            bj::object{{"code", "AgentError"}}),
+             emit);
+      return false;
     }
-    try {
-      tasks_.save(p.stored);
-      break;
-    } catch (const store::ConflictError&) {
-      auto now = tasks_.get(id);
-      if (!now || is_terminal(now->state())) {
-        if (now) p.stored = *now;
-        break;
+    if (const auto* t = event.if_contains("task")) {
+      const auto& up = t->as_object();
+      p.stored.upstream_task = string_at(up, "id");
+      check_output(p.profile, p.skill, up,
+                   p.entry.card->id + "#" + std::to_string(p.entry.revision));
+      if (const auto* a = up.if_contains("artifacts"); a && a->is_array()) {
+        for (const auto& x : a->get_array()) {
+          artifacts.push_back(x);
+          emit(bj::object{
+              {"artifactUpdate",
+               bj::object{
+                   {"taskId", id}, {"contextId", context}, {"artifact", x}, {"lastChunk", true}}}});
+        }
       }
-      p.stored = *now;
+      const auto& status = up.at("status").as_object();
+      if (is_terminal(string_at(status, "state"))) {
+        finish(p, std::move(artifacts), status, emit);
+        return false;
+      }
+      return true;
     }
+    if (const auto* s = event.if_contains("statusUpdate")) {
+      auto status = s->at("status").as_object();
+      if (is_terminal(string_at(status, "state"))) {
+        finish(p, std::move(artifacts), std::move(status), emit);
+        return false;
+      }
+      if (auto* m = status.if_contains("message"); m && m->is_object())
+        readdress(m->get_object(), id, context);
+      emit(bj::object{
+          {"statusUpdate",
+           bj::object{{"taskId", id}, {"contextId", context}, {"status", std::move(status)}}}});
+      return true;
+    }
+    if (const auto* a = event.if_contains("artifactUpdate")) {
+      auto update = a->as_object();
+      const auto& artifact = update.at("artifact").as_object();
+      check_output(p.profile, p.skill, bj::object{{"artifacts", bj::array{artifact}}},
+                   p.entry.card->id + "#" + std::to_string(p.entry.revision));
+      const auto* append = update.if_contains("append");
+      auto same = std::find_if(artifacts.begin(), artifacts.end(), [&](const bj::value& x) {
+        return x.at("artifactId") == artifact.at("artifactId");
+      });
+      if (append && append->is_bool() && append->get_bool() && same != artifacts.end()) {
+        auto& parts = same->as_object()["parts"].as_array();
+        for (const auto& part : artifact.at("parts").as_array())
+          parts.push_back(part);
+      } else {
+        artifacts.push_back(artifact);
+      }
+      readdress(update, id, context);
+      emit(bj::object{{"artifactUpdate", std::move(update)}});
+      return true;
+    }
+    // A message ends the exchange.
+    finish(p, std::move(artifacts),
+           bj::object{{"state", "TASK_STATE_COMPLETED"}, {"message", event.at("message")}}, emit);
+    return false;
+  } catch (const InvocationFailed& e) {
+    finish(p, std::move(artifacts), failure_status(id, context, e), emit);
+  } catch (const A2AError& e) {
+    finish(p, std::move(artifacts), failure_status(id, context, e), emit);
   }
-  emit(bj::object{{"statusUpdate", bj::object{{"taskId", id},
-                                              {"contextId", context},
-                                              {"status", p.stored.task.at("status")}}}});
+  return false;
 }
 
 bj::object A2AService::send_message(std::string_view agent, const bj::value& params,
@@ -619,11 +727,14 @@ bj::object A2AService::send_message(std::string_view agent, const bj::value& par
 
 namespace {
 
-// SendStreamingMessage: the Task as it was created, then "working", then what the run emits.
+// SendStreamingMessage: the Task as it was created, then "working", then what each step of the
+// run emits, pulled as the client reads.
 class RunEvents final : public EventSource {
  public:
-  using Run = std::function<void(const std::function<void(bj::object)>&)>;
-  RunEvents(bj::object first, std::string id, std::string context, Run run) : run_(std::move(run)) {
+  // Emits the next events; false once the run is over.
+  using Step = std::function<bool(const std::function<void(bj::object)>&)>;
+  RunEvents(bj::object first, std::string id, std::string context, Step step)
+      : step_(std::move(step)) {
     queue_.push_back(bj::object{{"task", std::move(first)}});
     queue_.push_back(bj::object{
         {"statusUpdate", bj::object{{"taskId", id},
@@ -631,10 +742,8 @@ class RunEvents final : public EventSource {
                                     {"status", bj::object{{"state", "TASK_STATE_WORKING"}}}}}});
   }
   bool next(bj::object& out) override {
-    if (queue_.empty() && run_) {
-      auto run = std::move(run_);
-      run_ = nullptr;
-      run([this](bj::object e) { queue_.push_back(std::move(e)); });
+    while (queue_.empty() && step_) {
+      if (!step_([this](bj::object e) { queue_.push_back(std::move(e)); })) step_ = nullptr;
     }
     if (queue_.empty()) return false;
     out = std::move(queue_.front());
@@ -644,7 +753,7 @@ class RunEvents final : public EventSource {
 
  private:
   std::deque<bj::object> queue_;
-  Run run_;
+  Step step_;
 };
 
 // SubscribeToTask: the task now, then its changes as they are stored, until it ends.
@@ -714,9 +823,39 @@ std::unique_ptr<EventSource> A2AService::stream_message(std::string_view agent,
   start(*p);
   const std::string id(p->stored.task.at("id").as_string());
   const std::string context(p->stored.task.at("contextId").as_string());
+  auto first = shown(p->stored.task, p->history_length);
+  if (!p->forward || !invoker_.stream) {
+    return std::make_unique<RunEvents>(std::move(first), id, context,
+                                       [this, p](const std::function<void(bj::object)>& emit) {
+                                         execute(*p, emit);
+                                         return false;
+                                       });
+  }
+  // A fronted agent's own stream, relayed event by event, each artifact checked on the way.
+  struct Relay {
+    std::shared_ptr<EventSource> upstream;
+    bj::array artifacts;
+  };
+  auto relay_state = std::make_shared<Relay>();
   return std::make_unique<RunEvents>(
-      shown(p->stored.task, p->history_length), id, context,
-      [this, p](const std::function<void(bj::object)>& emit) { execute(*p, emit); });
+      std::move(first), id, context,
+      [this, p, relay_state](const std::function<void(bj::object)>& emit) {
+        if (!relay_state->upstream) {
+          bj::object message = p->message;
+          message.erase("taskId");
+          message.erase("contextId");
+          try {
+            relay_state->upstream = invoker_.stream(
+                p->entry.card->id, bj::object{{"message", std::move(message)}}, p->caller);
+          } catch (const InvocationFailed& e) {
+            const std::string tid(p->stored.task.at("id").as_string());
+            const std::string ctx(p->stored.task.at("contextId").as_string());
+            finish(*p, {}, failure_status(tid, ctx, e), emit);
+            return false;
+          }
+        }
+        return relay(*p, *relay_state->upstream, relay_state->artifacts, emit);
+      });
 }
 
 StoredTask A2AService::owned_task(std::string_view agent, const bj::value& params_value,

@@ -49,6 +49,14 @@ class InvocationFailed : public std::runtime_error {
   boost::json::value details_;
 };
 
+// One StreamResponse after another ({"task"}, {"statusUpdate"}, {"artifactUpdate"},
+// {"message"}); next() may block on the agent. False once the stream is over.
+class EventSource {
+ public:
+  virtual ~EventSource() = default;
+  virtual bool next(boost::json::object& stream_response) = 0;
+};
+
 // How tasks reach agents: through the gateway, which the server wires in. Both throw
 // InvocationFailed.
 struct Invoker {
@@ -62,14 +70,11 @@ struct Invoker {
   std::function<boost::json::object(const std::string& agent, const boost::json::object& request,
                                     const registry::Caller& caller)>
       forward;
-};
-
-// One StreamResponse after another ({"task"}, {"statusUpdate"}, {"artifactUpdate"},
-// {"message"}); next() may block on the agent. False once the stream is over.
-class EventSource {
- public:
-  virtual ~EventSource() = default;
-  virtual bool next(boost::json::object& stream_response) = 0;
+  // The same, as SendStreamingMessage: the agent's StreamResponses (v1.0 shapes) as they come;
+  // next() throws InvocationFailed when the agent fails midway.
+  std::function<std::unique_ptr<EventSource>(
+      const std::string& agent, const boost::json::object& request, const registry::Caller& caller)>
+      stream;
 };
 
 struct A2AOptions {
@@ -122,6 +127,13 @@ class A2AService {
   void start(Prepared& p);
   // Runs the prepared task to its end; `emit` sees every event after the first Task.
   void execute(Prepared& p, const std::function<void(boost::json::object)>& emit);
+  // One event of a fronted agent's stream, checked and re-addressed to our task; false once
+  // the task has ended (and is stored).
+  bool relay(Prepared& p, EventSource& upstream, boost::json::array& artifacts,
+             const std::function<void(boost::json::object)>& emit);
+  // Stores the task's final state (a cancel that came meanwhile stands) and emits it.
+  void finish(Prepared& p, boost::json::array artifacts, boost::json::object status,
+              const std::function<void(boost::json::object)>& emit);
   StoredTask owned_task(std::string_view agent, const boost::json::value& params,
                         const registry::Caller& caller, const char* method);
   std::shared_ptr<const jsonschema::Schema> compiled(const std::string& key,

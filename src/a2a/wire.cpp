@@ -426,6 +426,12 @@ bj::array parts_from(const bj::value* parts, const std::string& where) {
   return out;
 }
 
+bj::object artifact_from(const bj::object& a) {
+  bj::object out = a;
+  out["parts"] = parts_from(a.if_contains("parts"), "artifact.parts");
+  return out;
+}
+
 bj::object status_from_v03(const bj::object& s) {
   bj::object out{{"state", state_from_v03(string_at(s, "state"))}};
   if (const auto* m = object_at(s, "message")) out["message"] = message_from_v03(*m);
@@ -451,10 +457,7 @@ bj::object task_from_v03(const bj::object& t) {
   if (const auto* a = t.if_contains("artifacts"); a && a->is_array()) {
     bj::array list;
     for (const auto& x : a->get_array()) {
-      if (!x.is_object()) continue;
-      bj::object art = x.get_object();
-      art["parts"] = parts_from(x.get_object().if_contains("parts"), "artifact.parts");
-      list.push_back(std::move(art));
+      if (x.is_object()) list.push_back(artifact_from(x.get_object()));
     }
     out["artifacts"] = std::move(list);
   }
@@ -469,7 +472,7 @@ bj::object task_from_v03(const bj::object& t) {
 }
 
 std::string upstream_send_body(const bj::object& request, WireVersion version,
-                               std::string_view rpc_id) {
+                               std::string_view rpc_id, bool streaming) {
   bj::object params = request;
   if (version == WireVersion::v0_3) {
     params["message"] = message_v03(request.at("message").as_object());
@@ -483,11 +486,16 @@ std::string upstream_send_body(const bj::object& request, WireVersion version,
   return bj::serialize(
       bj::object{{"jsonrpc", "2.0"},
                  {"id", rpc_id},
-                 {"method", version == WireVersion::v0_3 ? "message/send" : "SendMessage"},
+                 {"method", version == WireVersion::v0_3
+                                ? (streaming ? "message/stream" : "message/send")
+                                : (streaming ? "SendStreamingMessage" : "SendMessage")},
                  {"params", std::move(params)}});
 }
 
-bj::object read_upstream_reply(std::string_view body, WireVersion version) {
+namespace {
+
+// The result object of the agent's JSON-RPC response; its error, if it sent one, thrown.
+bj::object upstream_result(std::string_view body) {
   bj::value doc;
   try {
     doc = bj::parse(body);
@@ -496,9 +504,10 @@ bj::object read_upstream_reply(std::string_view body, WireVersion version) {
                    std::string("the agent's A2A reply is not JSON: ") + e.what());
   }
   const auto* o = doc.if_object();
-  if (!o)
+  if (!o) {
     throw A2AError(A2AError::Kind::invalid_agent_response,
                    "the agent's A2A reply is not a JSON-RPC object");
+  }
   if (const auto* err = object_at(*o, "error")) {
     const auto* code = err->if_contains("code");
     throw A2AError(
@@ -508,20 +517,27 @@ bj::object read_upstream_reply(std::string_view body, WireVersion version) {
             ": " + string_at(*err, "message"));
   }
   const auto* result = object_at(*o, "result");
-  if (!result)
+  if (!result) {
     throw A2AError(A2AError::Kind::invalid_agent_response,
                    "the agent's A2A reply has no result object");
+  }
+  return *result;
+}
+
+}  // namespace
+
+bj::object read_upstream_reply(std::string_view body, WireVersion version) {
+  const auto result = upstream_result(body);
   try {
     if (version == WireVersion::v1_0) {
-      if (const auto* t = object_at(*result, "task"))
-        return bj::object{{"task", task_from_v03(*t)}};
-      if (const auto* m = object_at(*result, "message")) {
+      if (const auto* t = object_at(result, "task")) return bj::object{{"task", task_from_v03(*t)}};
+      if (const auto* m = object_at(result, "message")) {
         return bj::object{{"message", read_message(*m, "result.message")}};
       }
     } else {
-      const auto kind = string_at(*result, "kind");
-      if (kind == "task") return bj::object{{"task", task_from_v03(*result)}};
-      if (kind == "message") return bj::object{{"message", message_from_v03(*result)}};
+      const auto kind = string_at(result, "kind");
+      if (kind == "task") return bj::object{{"task", task_from_v03(result)}};
+      if (kind == "message") return bj::object{{"message", message_from_v03(result)}};
     }
   } catch (const A2AError& e) {
     throw A2AError(A2AError::Kind::invalid_agent_response,
@@ -529,6 +545,52 @@ bj::object read_upstream_reply(std::string_view body, WireVersion version) {
   }
   throw A2AError(A2AError::Kind::invalid_agent_response,
                  "the agent's A2A result is neither a task nor a message");
+}
+
+bj::object read_upstream_event(std::string_view data, WireVersion version) {
+  const auto result = upstream_result(data);
+  try {
+    if (version == WireVersion::v1_0) {
+      if (const auto* t = object_at(result, "task")) return bj::object{{"task", task_from_v03(*t)}};
+      if (const auto* m = object_at(result, "message"))
+        return bj::object{{"message", message_from_v03(*m)}};
+      if (const auto* s = object_at(result, "statusUpdate")) {
+        bj::object out = *s;
+        out["status"] = status_from_v03(s->at("status").as_object());
+        return bj::object{{"statusUpdate", std::move(out)}};
+      }
+      if (const auto* a = object_at(result, "artifactUpdate")) {
+        bj::object out = *a;
+        out["artifact"] = artifact_from(a->at("artifact").as_object());
+        return bj::object{{"artifactUpdate", std::move(out)}};
+      }
+    } else {
+      const auto kind = string_at(result, "kind");
+      if (kind == "task") return bj::object{{"task", task_from_v03(result)}};
+      if (kind == "message") return bj::object{{"message", message_from_v03(result)}};
+      if (kind == "status-update") {
+        bj::object out = result;
+        out.erase("kind");
+        out.erase("final");
+        out["status"] = status_from_v03(result.at("status").as_object());
+        return bj::object{{"statusUpdate", std::move(out)}};
+      }
+      if (kind == "artifact-update") {
+        bj::object out = result;
+        out.erase("kind");
+        out["artifact"] = artifact_from(result.at("artifact").as_object());
+        return bj::object{{"artifactUpdate", std::move(out)}};
+      }
+    }
+  } catch (const A2AError& e) {
+    throw A2AError(A2AError::Kind::invalid_agent_response,
+                   std::string("the agent's event: ") + e.what());
+  } catch (const std::exception& e) {
+    throw A2AError(A2AError::Kind::invalid_agent_response,
+                   std::string("the agent's event: ") + e.what());
+  }
+  throw A2AError(A2AError::Kind::invalid_agent_response,
+                 "the agent sent an event of no known kind");
 }
 
 }  // namespace schemagate::a2a

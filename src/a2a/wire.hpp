@@ -113,12 +113,17 @@ namespace schemagate::a2a {
 // Talking to an agent that speaks A2A itself (a fronted agent).
 // The JSON-RPC request body of SendMessage (v1.0) or message/send (0.3) for a v1.0
 // SendMessageRequest ({"message", "configuration"?, "metadata"?}).
+// `streaming`: SendStreamingMessage (0.3: message/stream) instead.
 std::string upstream_send_body(const boost::json::object& request, WireVersion version,
-                               std::string_view rpc_id);
+                               std::string_view rpc_id, bool streaming = false);
 // The upstream's JSON-RPC answer to it, as a v1.0 SendMessageResponse ({"task"} or
 // {"message"}). Throws A2AError: the agent's own JSON-RPC error (its code kept in the message),
 // or invalid_agent_response for an answer that is not a JSON-RPC result of that shape.
 boost::json::object read_upstream_reply(std::string_view body, WireVersion version);
+// One server-sent event's data from the agent's stream (a JSON-RPC response holding a
+// StreamResponse, or in 0.3 a bare event with its "kind"), as a v1.0 StreamResponse. Throws
+// A2AError as read_upstream_reply does.
+boost::json::object read_upstream_event(std::string_view data, WireVersion version);
 // A Task / Message of either shape (0.3 or v1.0) read into the v1.0 shape, parts normalized.
 boost::json::object task_from_v03(const boost::json::object& task);
 boost::json::object message_from_v03(const boost::json::object& message);

@@ -1,5 +1,6 @@
 #include "gateway/gateway_service.hpp"
 
+#include "a2a/a2a_service.hpp"
 #include "a2a/wire.hpp"
 #include "exchange/exchange_service.hpp"
 #include "json/jcs.hpp"
@@ -499,12 +500,19 @@ bool says_nothing(const bj::value& schema) {
 
 }  // namespace
 
+// The agent's credentials and the protocol version its card declared.
+std::vector<std::pair<std::string, std::string>> GatewayService::a2a_headers(
+    const std::string& agent_id, a2a::WireVersion version) {
+  auto headers = credentials_for(agent_id);
+  headers.emplace_back("A2A-Version", version == a2a::WireVersion::v0_3 ? "0.3" : "1.0");
+  return headers;
+}
+
 bj::object GatewayService::post_a2a(const Call& call, const bj::object& request) {
   const auto& id = call.entry.card->id;
   const auto version =
       call.entry.card->a2a_version() == "0.3" ? a2a::WireVersion::v0_3 : a2a::WireVersion::v1_0;
-  auto headers = credentials_for(id);
-  headers.emplace_back("A2A-Version", version == a2a::WireVersion::v0_3 ? "0.3" : "1.0");
+  const auto headers = a2a_headers(id, version);
   const Slot slot(mu_, in_flight_, id, call.limit);
   const auto reply = reaching(id, call.timeout, [&] {
     return transport_.post_json(call.op->endpoint,
@@ -575,8 +583,8 @@ bj::value GatewayService::invoke_a2a(const Call& call, const registry::Caller&) 
   return check_output(call, std::move(*data));
 }
 
-bj::object GatewayService::send_a2a(std::string_view agent_id, const bj::object& request,
-                                    const registry::Caller& caller) {
+GatewayService::Call GatewayService::a2a_call(std::string_view agent_id,
+                                              const registry::Caller& caller) {
   Call call;
   try {
     call.entry = registry_.get(agent_id, caller);
@@ -590,7 +598,135 @@ bj::object GatewayService::send_a2a(std::string_view agent_id, const bj::object&
   call.op = &card.operations.front();
   call.schema_key = card.id + "#" + std::to_string(call.entry.revision) + "#" + call.op->name;
   apply_limits(call);
-  return post_a2a(call, request);
+  return call;
+}
+
+bj::object GatewayService::send_a2a(std::string_view agent_id, const bj::object& request,
+                                    const registry::Caller& caller) {
+  return post_a2a(a2a_call(agent_id, caller), request);
+}
+
+namespace {
+
+// A fronted agent's server-sent events, read as they come and turned into StreamResponses;
+// holds the agent's concurrency slot until the stream ends.
+class UpstreamEvents final : public a2a::EventSource {
+ public:
+  UpstreamEvents(std::unique_ptr<Slot> slot, std::unique_ptr<exchange::AgentTransport::Stream> up,
+                 std::string agent, std::chrono::milliseconds timeout, a2a::WireVersion version)
+      : slot_(std::move(slot)),
+        up_(std::move(up)),
+        agent_(std::move(agent)),
+        timeout_(timeout),
+        version_(version),
+        sse_(up_->content_type.starts_with("text/event-stream")) {}
+
+  bool next(bj::object& out) override {
+    for (;;) {
+      if (auto data = take_event(); !data.empty()) {
+        out = decode(data);
+        return true;
+      }
+      if (done_) return false;
+      const bool more = reaching(agent_, timeout_, [&] { return up_->read(buffer_); });
+      if (buffer_.size() > kMaxBufferedReply) {
+        throw GatewayError(502, "InvalidAgentResponse",
+                           "agent \"" + agent_ + "\" sent an event larger than " +
+                               std::to_string(kMaxBufferedReply) + " bytes");
+      }
+      if (!more) {
+        done_ = true;
+        slot_.reset();
+        if (!sse_) {  // a plain JSON-RPC answer: one event
+          const auto reply = decode_reply(buffer_);
+          buffer_.clear();
+          out = reply;
+          return true;
+        }
+        buffer_ += "\n\n";  // a last event without its blank line
+      }
+    }
+  }
+
+ private:
+  // The data of the next complete event in the buffer ("" when none is complete yet).
+  std::string take_event() {
+    if (!sse_) return {};
+    for (;;) {
+      auto end = buffer_.find("\n\n");
+      std::size_t skip = 2;
+      if (const auto crlf = buffer_.find("\r\n\r\n"); crlf < end) {
+        end = crlf;
+        skip = 4;
+      }
+      if (end == std::string::npos) return {};
+      const std::string block = buffer_.substr(0, end);
+      buffer_.erase(0, end + skip);
+      std::string data;
+      std::size_t at = 0;
+      while (at <= block.size()) {
+        auto eol = block.find('\n', at);
+        if (eol == std::string::npos) eol = block.size();
+        std::string_view line(block.data() + at, eol - at);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (line.starts_with("data:")) {
+          line.remove_prefix(5);
+          if (line.starts_with(" ")) line.remove_prefix(1);
+          data += (data.empty() ? "" : "\n") + std::string(line);
+        }
+        at = eol + 1;
+      }
+      if (!data.empty()) return data;
+    }
+  }
+  bj::object decode(const std::string& data) const {
+    try {
+      return a2a::read_upstream_event(data, version_);
+    } catch (const a2a::A2AError& e) {
+      throw GatewayError(502, "InvalidAgentResponse", "agent \"" + agent_ + "\": " + e.what());
+    }
+  }
+  bj::object decode_reply(const std::string& body) const {
+    try {
+      return a2a::read_upstream_reply(body, version_);
+    } catch (const a2a::A2AError& e) {
+      throw GatewayError(502, "InvalidAgentResponse", "agent \"" + agent_ + "\": " + e.what());
+    }
+  }
+
+  std::unique_ptr<Slot> slot_;
+  std::unique_ptr<exchange::AgentTransport::Stream> up_;
+  std::string agent_;
+  std::chrono::milliseconds timeout_;
+  a2a::WireVersion version_;
+  bool sse_;
+  bool done_ = false;
+  std::string buffer_;
+};
+
+}  // namespace
+
+std::unique_ptr<a2a::EventSource> GatewayService::stream_a2a(std::string_view agent_id,
+                                                             const bj::object& request,
+                                                             const registry::Caller& caller) {
+  const Call call = a2a_call(agent_id, caller);
+  const auto& id = call.entry.card->id;
+  const auto version =
+      call.entry.card->a2a_version() == "0.3" ? a2a::WireVersion::v0_3 : a2a::WireVersion::v1_0;
+  const auto headers = a2a_headers(id, version);
+  auto slot = std::make_unique<Slot>(mu_, in_flight_, id, call.limit);
+  auto up = reaching(id, call.timeout, [&] {
+    return transport_.post_for_stream(
+        call.op->endpoint, a2a::upstream_send_body(request, version, util::new_uuid(), true),
+        call.timeout, headers);
+  });
+  if (up->status < 200 || up->status > 299) {
+    throw GatewayError(502, "AgentError",
+                       "agent \"" + id + "\" answered HTTP " + std::to_string(up->status),
+                       bj::object{{"agent_status", up->status}});
+  }
+  return std::make_unique<UpstreamEvents>(std::move(slot), std::move(up), id, call.timeout,
+                                          version);
 }
 
 }  // namespace schemagate::gateway

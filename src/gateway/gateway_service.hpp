@@ -31,6 +31,10 @@ struct Caller;
 namespace schemagate::exchange {
 class ExchangeService;
 }
+namespace schemagate::a2a {
+class EventSource;
+enum class WireVersion;
+}  // namespace schemagate::a2a
 
 namespace schemagate::gateway {
 
@@ -125,6 +129,11 @@ class GatewayService {
   // (502 InvalidAgentResponse for an answer that is not A2A).
   boost::json::object send_a2a(std::string_view agent_id, const boost::json::object& request,
                                const registry::Caller& caller);
+  // The same as SendStreamingMessage: the agent's events as v1.0 StreamResponses, read as they
+  // come. next() throws GatewayError when the agent fails, stalls or breaks the protocol.
+  std::unique_ptr<a2a::EventSource> stream_a2a(std::string_view agent_id,
+                                               const boost::json::object& request,
+                                               const registry::Caller& caller);
 
  private:
   struct Call;
@@ -140,6 +149,9 @@ class GatewayService {
   // An operation of an A2A agent: the input goes as a data part, the reply's data comes back.
   boost::json::value invoke_a2a(const Call& call, const registry::Caller& caller);
   boost::json::object post_a2a(const Call& call, const boost::json::object& request);
+  Call a2a_call(std::string_view agent_id, const registry::Caller& caller);
+  std::vector<std::pair<std::string, std::string>> a2a_headers(const std::string& agent_id,
+                                                               a2a::WireVersion version);
   std::shared_ptr<const jsonschema::Schema> schema_for(const std::string& key,
                                                        const boost::json::value& schema);
 

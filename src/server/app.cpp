@@ -123,6 +123,31 @@ int run(const Config& config, const StartHook& on_start) {
         } catch (const gateway::GatewayError& e) {
           throw failed(e);
         }
+      },
+      [&gateway, failed](const std::string& agent, const boost::json::object& request,
+                         const registry::Caller& caller) -> std::unique_ptr<a2a::EventSource> {
+        // The gateway's failures midway reach the A2A room as InvocationFailed too.
+        class Translated final : public a2a::EventSource {
+         public:
+          Translated(std::unique_ptr<a2a::EventSource> in, decltype(failed) f)
+              : in_(std::move(in)), failed_(f) {}
+          bool next(boost::json::object& out) override {
+            try {
+              return in_->next(out);
+            } catch (const gateway::GatewayError& e) {
+              throw failed_(e);
+            }
+          }
+
+         private:
+          std::unique_ptr<a2a::EventSource> in_;
+          decltype(failed) failed_;
+        };
+        try {
+          return std::make_unique<Translated>(gateway.stream_a2a(agent, request, caller), failed);
+        } catch (const gateway::GatewayError& e) {
+          throw failed(e);
+        }
       }};
   a2a::A2AService a2a_service(
       registry, *store, clock, std::move(invoker),

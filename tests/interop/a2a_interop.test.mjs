@@ -116,7 +116,7 @@ async function startSdkAgent() {
     provider: { organization: 'Interop tests', url: 'https://example.com' },
     version: '1.0.0',
     capabilities: {
-      streaming: false,
+      streaming: true,
       pushNotifications: false,
       extensions: [{ uri: SCHEMA_EXTENSION, description: 'schemas', required: false,
         params: { schemas: { fightComparison, fightResponse } } }],
@@ -144,16 +144,20 @@ async function startSdkAgent() {
       const dataPart = message.parts.find((p) => p.content?.$case === 'data');
       const input = dataPart?.content.value ?? {};
       const output = input.a === 'Broken' ? { winner: 42 } : judge(input);
-      bus.publish(AgentEvent.task({
-        id: ctx.taskId, contextId: ctx.contextId,
-        status: { state: TaskState.TASK_STATE_COMPLETED, timestamp: new Date().toISOString() },
-        artifacts: [{ artifactId: randomUUID(), name: 'fight-result', description: '',
+      // The task, then its result as an artifact update, then the final status: what a
+      // streaming client sees one event at a time.
+      const status = (state) => ({ state, timestamp: new Date().toISOString() });
+      bus.publish(AgentEvent.task({ id: ctx.taskId, contextId: ctx.contextId,
+        status: status(TaskState.TASK_STATE_SUBMITTED), artifacts: [], history: [message], metadata: undefined }));
+      bus.publish(AgentEvent.artifactUpdate({ taskId: ctx.taskId, contextId: ctx.contextId, append: false,
+        lastChunk: true, metadata: undefined,
+        artifact: { artifactId: randomUUID(), name: 'fight-result', description: '',
           parts: [{ content: { $case: 'data', value: output }, filename: '',
             mediaType: 'application/json;schema=fightResponse',
             metadata: { mimeType: 'application/json;schema=fightResponse' } }],
-          metadata: undefined, extensions: [] }],
-        history: [message], metadata: undefined,
-      }));
+          metadata: undefined, extensions: [] } }));
+      bus.publish(AgentEvent.statusUpdate({ taskId: ctx.taskId, contextId: ctx.contextId,
+        status: status(TaskState.TASK_STATE_COMPLETED), metadata: undefined }));
       bus.finished();
     },
   };
@@ -364,6 +368,28 @@ describe('schemagate in front of an agent built with the SDK server classes', ()
     assert.equal(sdkReceived.length, before + 1, 'the invalid message must not reach the agent');
   });
 
+  test('streaming through schemagate relays the agent\'s events, re-addressed to its task', async () => {
+    const before = sdkReceived.length;
+    const events = [];
+    for await (const ev of client.sendMessageStream(sendRequest([dataPart({ a: 'Lion', b: 'Tiger' }, 'fightComparison')]))) {
+      events.push(ev);
+    }
+    assert.equal(sdkReceived.length, before + 1);
+    const kinds = events.map((e) => e.payload.$case);
+    assert.equal(kinds[0], 'task');
+    const ours = events[0].payload.value.id;
+    const artifact = events.find((e) => e.payload.$case === 'artifactUpdate');
+    assert.ok(artifact, kinds.join());
+    assert.equal(artifact.payload.value.taskId, ours);
+    assert.deepEqual(artifact.payload.value.artifact.parts[0].content.value, judge({ a: 'Lion', b: 'Tiger' }));
+    const last = events.at(-1).payload.value;
+    assert.equal(last.status.state, TaskState.TASK_STATE_COMPLETED);
+    assert.equal(last.taskId, ours);
+    // The stored task holds what was relayed.
+    const task = await client.getTask({ tenant: '', id: ours });
+    assert.equal(task.artifacts.length, 1);
+  });
+
   test("the agent's artifacts are checked against its output schema", async () => {
     // A valid input that makes the agent answer with a broken fightResponse.
     const r = await post(`/agents/${encodeURIComponent(id)}/invoke`, { a: 'Broken', b: 'y' });
@@ -374,5 +400,12 @@ describe('schemagate in front of an agent built with the SDK server classes', ()
         assert.equal(err.name, 'InvalidAgentResponseError');
         return true;
       });
+    // Streamed, the broken artifact is not relayed: the task fails.
+    const events = [];
+    for await (const ev of client.sendMessageStream(sendRequest([dataPart({ a: 'Broken', b: 'y' }, 'fightComparison')]))) {
+      events.push(ev);
+    }
+    assert.ok(!events.some((e) => e.payload.$case === 'artifactUpdate'));
+    assert.equal(events.at(-1).payload.value.status.state, TaskState.TASK_STATE_FAILED);
   });
 });
