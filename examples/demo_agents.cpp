@@ -68,6 +68,54 @@ bj::value retouch_photo(const bj::object& p) {
   return out;
 }
 
+// Seed 001's example skill: a deterministic judge, so that its walkthrough can be replayed.
+bj::value judge_fight(const bj::object& p) {
+  const std::string a = text(p, "a");
+  const std::string b = text(p, "b");
+  unsigned score = 0;
+  for (char c : a + "|" + b)
+    score = score * 131 + static_cast<unsigned char>(c);
+  const bool first = score % 2 == 0;
+  const std::string& winner = first ? a : b;
+  const std::string& loser = first ? b : a;
+  const double probability = static_cast<double>(50 + score % 45) / 100.0;  // 0.50 .. 0.94
+  return bj::object{{"winner", winner},
+                    {"probability", probability},
+                    {"explanation", winner + " has the edge over " + loser +
+                                        " in reach, stamina and sheer determination."}};
+}
+
+// Seed 001's fightComparison and fightResponse, as the seed writes them.
+bj::value fight_operation() {
+  return json::parse(R"({
+    "name": "fight-comparison",
+    "description": "Determines who would win in a hypothetical fight between two contestants. Requires a data payload with two fields: \"a\" (first contestant) and \"b\" (second contestant). Returns the winner, probability of victory, and an explanation.",
+    "input_schema_name": "fightComparison",
+    "output_schema_name": "fightResponse",
+    "input_schema": {
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+      "type": "object",
+      "properties": {
+        "a": {"description": "The name of the first contestant", "type": "string"},
+        "b": {"description": "The name of the second contestant", "type": "string"}
+      },
+      "required": ["a", "b"],
+      "additionalProperties": false
+    },
+    "output_schema": {
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+      "type": "object",
+      "properties": {
+        "winner": {"title": "Winner", "description": "The name of the winner of the fight", "type": "string"},
+        "probability": {"title": "Probability", "description": "The probability of the winner winning the fight", "type": "number", "minimum": 0, "maximum": 1},
+        "explanation": {"title": "Explanation", "description": "A freeform field justifying the reason for choosing the winner", "type": "string"}
+      },
+      "required": ["winner", "probability", "explanation"],
+      "additionalProperties": false
+    }
+  })");
+}
+
 const bj::value& template_named(std::string_view name) {
   static const std::vector<std::pair<std::string, bj::value>> parsed = [] {
     std::vector<std::pair<std::string, bj::value>> out;
@@ -87,11 +135,16 @@ std::vector<DemoAgent> demo_agents() {
   return {DemoAgent{"flight_booking", "Flight booking agent",
                     "Books airline flights between two cities or airports for a date, with cabin "
                     "class and number of passengers (seed 000, section 5.1).",
-                    template_named("flight_booking"), book_flight},
+                    template_named("flight_booking"), book_flight, nullptr},
           DemoAgent{"photo_retouch", "Photo retouching agent",
                     "Retouches portrait photos: skin smoothing, teeth whitening, background blur "
                     "and filter styles (seed 000, section 5.2).",
-                    template_named("photo_retouch"), retouch_photo}};
+                    template_named("photo_retouch"), retouch_photo, nullptr},
+          DemoAgent{"fight_comparison", "Fight comparison agent",
+                    "Determines who would win in a hypothetical fight between two contestants "
+                    "(seed 001's example skill, with its fightComparison and fightResponse "
+                    "schemas).",
+                    template_named("fight_comparison"), judge_fight, fight_operation()}};
 }
 
 }  // namespace schemagate::examples

@@ -1,7 +1,7 @@
 #pragma once
 
-// The two server agents of seed 000 (§5.1 flight booking, §5.2 photo retouch), as small real
-// HTTP services built on the server-agent SDK.
+// The two server agents of seed 000 (§5.1 flight booking, §5.2 photo retouch) and seed 001's
+// fight comparison, as small real HTTP services built on the server-agent SDK.
 
 #include "sdk/agent.hpp"
 
@@ -18,6 +18,9 @@ struct DemoAgent {
   std::string description;           // what search reads
   boost::json::value template_json;  // examples/templates/<scenario>.json
   sdk::AgentServer::Handler handler;
+  // How the registry lists its operation: null for the scenario itself (seed 000); else a plain
+  // operation with its own schemas (seed 001 names them), the agent's URL filled in.
+  boost::json::value operation;
 };
 
 std::vector<DemoAgent> demo_agents();

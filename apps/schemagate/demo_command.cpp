@@ -33,15 +33,17 @@ int run_demo(const server::Config& config) {
       // operation runs the scenario through the exchange).
       std::string id = t.scenario;
       std::replace(id.begin(), id.end(), '_', '-');
-      registry.put(id, boost::json::object{{"name", demos[i].name},
-                                           {"description", demos[i].description},
-                                           {"capabilities", boost::json::array{t.scenario.c_str()}},
-                                           {"tags", boost::json::array{"demo", "seed-000"}},
-                                           {"endpoint", agent->execute_url()},
-                                           {"operations", boost::json::array{boost::json::object{
-                                                              {"name", "execute"},
-                                                              {"description", demos[i].description},
-                                                              {"scenario", t.scenario}}}}});
+      boost::json::object operation{
+          {"name", "execute"}, {"description", demos[i].description}, {"scenario", t.scenario}};
+      if (demos[i].operation.is_object()) operation = demos[i].operation.get_object();
+      const bool seed001 = demos[i].operation.is_object();
+      registry.put(id, boost::json::object{
+                           {"name", demos[i].name},
+                           {"description", demos[i].description},
+                           {"capabilities", boost::json::array{t.scenario.c_str()}},
+                           {"tags", boost::json::array{"demo", seed001 ? "seed-001" : "seed-000"}},
+                           {"endpoint", agent->execute_url()},
+                           {"operations", boost::json::array{std::move(operation)}}});
     }
   });
 }

@@ -201,8 +201,9 @@ int main(int argc, char** argv) {
       listen, tls_cert, tls_key, config_file);
   CLI::App* demo = add_server_command(
       app, "demo",
-      "Run the server with seed 000's two demo agents (flight booking, photo retouch) started "
-      "in-process, their templates published and their endpoints bound",
+      "Run the server with the demo agents (seed 000's flight booking and photo retouch, seed "
+      "001's fight comparison) started in-process, their templates published and their "
+      "endpoints bound",
       config, listen, tls_cert, tls_key, config_file);
 
   auto* keys = app.add_subcommand("keys", "Manage API keys");

@@ -199,8 +199,11 @@ bj::object agent_card(const AgentProfile& profile, const registry::AgentCard& ca
   for (const auto& s : profile.skills) {
     bj::array in_modes, out_modes, in_fields, out_fields;
     // Seed 001 recommends text/plain beside the schema: offered where a text can fill the input.
-    const bool text =
-        s.text_field() != nullptr || (profile.upstream_a2a && s.input_schema_name.empty());
+    // Text parts can fill a text field: plain text the skill's one text field, or parts named
+    // after their fields (seed 002).
+    const bool text = std::any_of(s.input_fields.begin(), s.input_fields.end(),
+                                  [](const FieldDefinition& f) { return f.kind == "text"; }) ||
+                      (profile.upstream_a2a && s.input_schema_name.empty());
     any_text = any_text || text;
     if (text) in_modes.emplace_back("text/plain");
     if (!s.input_schema_name.empty()) in_modes.emplace_back(schema_media_type(s.input_schema_name));

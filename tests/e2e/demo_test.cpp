@@ -50,7 +50,7 @@ TEST(Demo, SeedExamplesWorkWithCurlShapedRequests) {
     Demo demo(dir / "demo.db");
     HttpClient c("127.0.0.1", demo.port);
     const auto list = bj::parse(c.get("/scenarios").body);
-    ASSERT_EQ(list.at("scenarios").as_array().size(), 2u) << "run " << run;
+    ASSERT_EQ(list.at("scenarios").as_array().size(), 3u) << "run " << run;
 
     // Appendix A.1 then A.2 (Figures 6-9).
     const auto tmpl = bj::parse(c.post_json("/sdsi", R"({"method": "get_schema_template",
