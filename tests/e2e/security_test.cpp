@@ -202,3 +202,43 @@ TEST(OpenMode, RefusesToListenBeyondLoopbackWithoutAKey) {
 }
 
 }  // namespace
+
+namespace {
+
+// The A2A face under API keys: the card declares the scheme, calls need a key, and each caller
+// sees only its own tasks.
+TEST_F(SecurityTest, A2ACallsNeedAKeyAndTasksBelongToTheirCaller) {
+  ASSERT_EQ(as(kAdmin, "POST", "/agents", card("translator", agent_.url("/translate"))).status,
+            201);
+  const auto alice = key_for("alice", "client");
+  const auto bob = key_for("bob", "client");
+  const auto card_json = body_json(c_->request("GET", "/a2a/translator/.well-known/agent-card.json",
+                                               "", {{"A2A-Version", "1.0"}}));
+  EXPECT_EQ(
+      card_json.at("securitySchemes").at("schemagate").at("httpAuthSecurityScheme").at("scheme"),
+      "Bearer");
+  const std::string send = R"({"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{
+      "messageId":"1","role":"ROLE_USER","parts":[{"text":"hello"}]}}})";
+  const auto anonymous = as("", "POST", "/a2a/translator", send);
+  EXPECT_EQ(anonymous.status, 401);
+  EXPECT_EQ(body_json(anonymous).at("error").at("data").at(0).at("reason"), "UNAUTHENTICATED");
+  EXPECT_EQ(body_json(anonymous).at("id"), 1);
+  const auto sent = as(alice, "POST", "/a2a/translator", send);
+  ASSERT_EQ(sent.status, 200) << sent.body;
+  const std::string id(body_json(sent).at("result").at("task").at("id").as_string());
+  const auto get = R"({"jsonrpc":"2.0","id":2,"method":"GetTask","params":{"id":")" + id + "\"}}";
+  EXPECT_TRUE(body_json(as(alice, "POST", "/a2a/translator", get)).as_object().contains("result"));
+  EXPECT_EQ(body_json(as(bob, "POST", "/a2a/translator", get)).at("error").at("code"), -32001);
+  const std::string list = R"({"jsonrpc":"2.0","id":3,"method":"ListTasks","params":{}})";
+  EXPECT_EQ(body_json(as(alice, "POST", "/a2a/translator", list)).at("result").at("totalSize"), 1);
+  EXPECT_EQ(body_json(as(bob, "POST", "/a2a/translator", list)).at("result").at("totalSize"), 0);
+  // Audited like every invocation.
+  const auto audit = body_json(as(kAdmin, "GET", "/audit?limit=50"));
+  bool seen = false;
+  for (const auto& e : audit.at("entries").as_array()) {
+    seen = seen || (e.at("client_id") == "alice" && e.at("action") == "a2a/SendMessage");
+  }
+  EXPECT_TRUE(seen) << audit;
+}
+
+}  // namespace
