@@ -4,6 +4,7 @@
 #include "registry/registry_service.hpp"
 #include "store/store.hpp"
 #include "util/clock.hpp"
+#include "util/contract_error.hpp"
 #include "util/ids.hpp"
 #include "util/text.hpp"
 
@@ -501,7 +502,7 @@ bj::object failure_status(const std::string& task, const std::string& context,
 }
 
 bj::object failure_status(const std::string& task, const std::string& context,
-                          const InvocationFailed& e) {
+                          const util::ContractError& e) {
   bj::object error{{"code", e.code()}, {"message", e.what()}};
   if (!e.details().is_null()) error["details"] = e.details();
   return failure_status(task, context,
@@ -614,7 +615,7 @@ void A2AService::execute(Prepared& p, const std::function<void(bj::object)>& emi
            bj::object{
                {"taskId", id}, {"contextId", context}, {"artifact", a}, {"lastChunk", true}}}});
     }
-  } catch (const InvocationFailed& e) {
+  } catch (const util::ContractError& e) {
     status = failure_status(id, context, e);
     artifacts.clear();
   } catch (const A2AError& e) {
@@ -697,7 +698,7 @@ bool A2AService::relay(Prepared& p, EventSource& upstream, bj::array& artifacts,
     finish(p, std::move(artifacts),
            bj::object{{"state", "TASK_STATE_COMPLETED"}, {"message", event.at("message")}}, emit);
     return false;
-  } catch (const InvocationFailed& e) {
+  } catch (const util::ContractError& e) {
     finish(p, std::move(artifacts), failure_status(id, context, e), emit);
   } catch (const A2AError& e) {
     finish(p, std::move(artifacts), failure_status(id, context, e), emit);
@@ -847,7 +848,7 @@ std::unique_ptr<EventSource> A2AService::stream_message(std::string_view agent,
           try {
             relay_state->upstream = invoker_.stream(
                 p->entry.card->id, bj::object{{"message", std::move(message)}}, p->caller);
-          } catch (const InvocationFailed& e) {
+          } catch (const util::ContractError& e) {
             const std::string tid(p->stored.task.at("id").as_string());
             const std::string ctx(p->stored.task.at("contextId").as_string());
             finish(*p, {}, failure_status(tid, ctx, e), emit);

@@ -29,26 +29,6 @@ class Schema;
 
 namespace schemagate::a2a {
 
-// The gateway's answer when an invocation fails (the a2a room does not include gateway/; the
-// server translates the gateway's errors into this).
-class InvocationFailed : public std::runtime_error {
- public:
-  InvocationFailed(int status, std::string code, std::string message,
-                   boost::json::value details = nullptr)
-      : std::runtime_error(std::move(message)),
-        status_(status),
-        code_(std::move(code)),
-        details_(std::move(details)) {}
-  int status() const { return status_; }
-  const std::string& code() const { return code_; }
-  const boost::json::value& details() const { return details_; }
-
- private:
-  int status_;
-  std::string code_;
-  boost::json::value details_;
-};
-
 // One StreamResponse after another ({"task"}, {"statusUpdate"}, {"artifactUpdate"},
 // {"message"}); next() may block on the agent. False once the stream is over.
 class EventSource {
@@ -57,8 +37,8 @@ class EventSource {
   virtual bool next(boost::json::object& stream_response) = 0;
 };
 
-// How tasks reach agents: through the gateway, which the server wires in. Both throw
-// InvocationFailed.
+// How tasks reach agents: through the gateway, which the server wires in. Failures are thrown
+// as util::ContractError (the gateway's errors, with their status and contract code).
 struct Invoker {
   // A registry operation with a JSON input (validation, defaults, `other`, forwarding, output
   // validation): the agent's validated output.
@@ -71,7 +51,7 @@ struct Invoker {
                                     const registry::Caller& caller)>
       forward;
   // The same, as SendStreamingMessage: the agent's StreamResponses (v1.0 shapes) as they come;
-  // next() throws InvocationFailed when the agent fails midway.
+  // next() throws util::ContractError when the agent fails midway.
   std::function<std::unique_ptr<EventSource>(
       const std::string& agent, const boost::json::object& request, const registry::Caller& caller)>
       stream;

@@ -1,5 +1,7 @@
 #include "a2a/wire.hpp"
 
+#include "util/text.hpp"
+
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -12,14 +14,6 @@ namespace schemagate::a2a {
 namespace bj = boost::json;
 
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
-    s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
-    s.remove_suffix(1);
-  return s;
-}
 
 const bj::object* object_at(const bj::object& o, std::string_view key) {
   const auto* v = o.if_contains(key);
@@ -78,7 +72,7 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 8> kStates{{
 }  // namespace
 
 std::optional<WireVersion> parse_wire_version(std::optional<std::string_view> header) {
-  const std::string_view v = header ? trim(*header) : std::string_view{};
+  const std::string_view v = header ? util::trim(*header) : std::string_view{};
   if (v.empty()) return WireVersion::v0_3;
   // Major.Minor, a patch part ignored (spec §3.6).
   const auto first = v.find('.');

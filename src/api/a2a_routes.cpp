@@ -5,6 +5,7 @@
 #include "api/json_body.hpp"
 #include "registry/registry_service.hpp"
 #include "util/hash.hpp"
+#include "util/text.hpp"
 
 #include <boost/json/serialize.hpp>
 
@@ -69,11 +70,7 @@ std::string activated_extensions(const http::Request& req) {
     std::string_view list = *h;
     while (!list.empty()) {
       const auto comma = list.find(',');
-      std::string_view item = list.substr(0, comma);
-      while (!item.empty() && item.front() == ' ')
-        item.remove_prefix(1);
-      while (!item.empty() && item.back() == ' ')
-        item.remove_suffix(1);
+      const std::string_view item = util::trim(list.substr(0, comma));
       if (item == a2a::kSchemasExtension) return std::string(item);
       list = comma == std::string_view::npos ? "" : list.substr(comma + 1);
     }

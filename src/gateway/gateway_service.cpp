@@ -90,6 +90,21 @@ struct GatewayService::Call {
   std::chrono::milliseconds timeout{0};
 };
 
+namespace {
+
+// The agent, when the caller may see it (404 otherwise).
+registry::RegistryService::Entry visible(registry::RegistryService& registry,
+                                         std::string_view agent_id,
+                                         const registry::Caller& caller) {
+  try {
+    return registry.get(agent_id, caller);
+  } catch (const registry::RegistryError& e) {
+    throw GatewayError(404, "NotFound", e.what());
+  }
+}
+
+}  // namespace
+
 // The card's own concurrency limit and timeout, or the gateway's.
 void GatewayService::apply_limits(Call& call) const {
   const auto& card = *call.entry.card;
@@ -109,11 +124,7 @@ GatewayService::Call GatewayService::prepare(std::string_view agent_id, std::str
                                              const bj::value& input_value,
                                              const registry::Caller& caller) {
   Call call;
-  try {
-    call.entry = registry_.get(agent_id, caller);
-  } catch (const registry::RegistryError& e) {
-    throw GatewayError(404, "NotFound", e.what());
-  }
+  call.entry = visible(registry_, agent_id, caller);
   const auto& card = *call.entry.card;
   call.input = input_value;
   std::string op_name(operation);
@@ -586,11 +597,7 @@ bj::value GatewayService::invoke_a2a(const Call& call, const registry::Caller&) 
 GatewayService::Call GatewayService::a2a_call(std::string_view agent_id,
                                               const registry::Caller& caller) {
   Call call;
-  try {
-    call.entry = registry_.get(agent_id, caller);
-  } catch (const registry::RegistryError& e) {
-    throw GatewayError(404, "NotFound", e.what());
-  }
+  call.entry = visible(registry_, agent_id, caller);
   const auto& card = *call.entry.card;
   if (!card.speaks_a2a() || card.operations.empty()) {
     throw GatewayError(400, "InvalidInput", "agent \"" + card.id + "\" does not speak A2A");

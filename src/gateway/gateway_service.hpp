@@ -1,6 +1,7 @@
 #pragma once
 
 #include "exchange/agent_transport.hpp"
+#include "util/contract_error.hpp"
 
 #include <boost/json/value.hpp>
 
@@ -39,26 +40,7 @@ enum class WireVersion;
 namespace schemagate::gateway {
 
 // A failure with the HTTP status and contract code it stands for (seed 004 §6.2).
-class GatewayError : public std::runtime_error {
- public:
-  GatewayError(int status, std::string code, std::string message,
-               boost::json::value details = nullptr, int retry_after_seconds = 0)
-      : std::runtime_error(std::move(message)),
-        status_(status),
-        code_(std::move(code)),
-        details_(std::move(details)),
-        retry_after_(retry_after_seconds) {}
-  int status() const { return status_; }
-  const std::string& code() const { return code_; }
-  const boost::json::value& details() const { return details_; }
-  int retry_after_seconds() const { return retry_after_; }
-
- private:
-  int status_;
-  std::string code_;
-  boost::json::value details_;
-  int retry_after_;
-};
+using GatewayError = util::ContractError;
 
 struct GatewayLimits {
   std::chrono::milliseconds agent_timeout{10'000};  // an agent card's "timeout_ms" overrides

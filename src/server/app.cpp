@@ -104,51 +104,18 @@ int run(const Config& config, const StartHook& on_start) {
   gateway::GatewayService gateway(registry, exchange, *store, clock, transport, gateway_limits);
 
   // The A2A face invokes through the gateway: the same validation, forwarding and limits.
-  const auto failed = [](const gateway::GatewayError& e) {
-    return a2a::InvocationFailed(e.status(), e.code(), e.what(), e.details());
-  };
-  a2a::Invoker invoker{
-      [&gateway, failed](const std::string& agent, const std::string& op,
-                         const boost::json::value& input, const registry::Caller& caller) {
-        try {
-          return gateway.invoke(agent, op, input, caller, "").body;
-        } catch (const gateway::GatewayError& e) {
-          throw failed(e);
-        }
-      },
-      [&gateway, failed](const std::string& agent, const boost::json::object& request,
-                         const registry::Caller& caller) {
-        try {
-          return gateway.send_a2a(agent, request, caller);
-        } catch (const gateway::GatewayError& e) {
-          throw failed(e);
-        }
-      },
-      [&gateway, failed](const std::string& agent, const boost::json::object& request,
-                         const registry::Caller& caller) -> std::unique_ptr<a2a::EventSource> {
-        // The gateway's failures midway reach the A2A room as InvocationFailed too.
-        class Translated final : public a2a::EventSource {
-         public:
-          Translated(std::unique_ptr<a2a::EventSource> in, decltype(failed) f)
-              : in_(std::move(in)), failed_(f) {}
-          bool next(boost::json::object& out) override {
-            try {
-              return in_->next(out);
-            } catch (const gateway::GatewayError& e) {
-              throw failed_(e);
-            }
-          }
-
-         private:
-          std::unique_ptr<a2a::EventSource> in_;
-          decltype(failed) failed_;
-        };
-        try {
-          return std::make_unique<Translated>(gateway.stream_a2a(agent, request, caller), failed);
-        } catch (const gateway::GatewayError& e) {
-          throw failed(e);
-        }
-      }};
+  a2a::Invoker invoker{[&gateway](const std::string& agent, const std::string& op,
+                                  const boost::json::value& input, const registry::Caller& caller) {
+                         return gateway.invoke(agent, op, input, caller, "").body;
+                       },
+                       [&gateway](const std::string& agent, const boost::json::object& request,
+                                  const registry::Caller& caller) {
+                         return gateway.send_a2a(agent, request, caller);
+                       },
+                       [&gateway](const std::string& agent, const boost::json::object& request,
+                                  const registry::Caller& caller) {
+                         return gateway.stream_a2a(agent, request, caller);
+                       }};
   a2a::A2AService a2a_service(
       registry, *store, clock, std::move(invoker),
       [&exchange](const std::string& scenario) -> boost::json::value {

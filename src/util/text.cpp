@@ -90,14 +90,6 @@ bool decode_base64(std::string_view text, std::string& bytes) {
 
 namespace {
 
-std::string_view trim_space(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
-    s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
-    s.remove_suffix(1);
-  return s;
-}
-
 std::string lower_ascii(std::string_view s) {
   std::string out(s);
   for (auto& c : out)
@@ -107,17 +99,25 @@ std::string lower_ascii(std::string_view s) {
 
 }  // namespace
 
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
+    s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
+    s.remove_suffix(1);
+  return s;
+}
+
 MediaType parse_media_type(std::string_view text) {
   MediaType out;
   const auto semi = text.find(';');
-  out.essence = lower_ascii(trim_space(text.substr(0, semi)));
+  out.essence = lower_ascii(trim(text.substr(0, semi)));
   std::string_view rest = semi == std::string_view::npos ? "" : text.substr(semi + 1);
   while (!rest.empty()) {
     // A quoted value may hold ';'.
     const auto eq = rest.find('=');
     if (eq == std::string_view::npos) break;
-    const std::string name = lower_ascii(trim_space(rest.substr(0, eq)));
-    std::string_view after = trim_space(rest.substr(eq + 1));
+    const std::string name = lower_ascii(trim(rest.substr(0, eq)));
+    std::string_view after = trim(rest.substr(eq + 1));
     std::string value;
     if (!after.empty() && after.front() == '"') {
       std::size_t i = 1;
@@ -130,7 +130,7 @@ MediaType parse_media_type(std::string_view text) {
       rest = next == std::string_view::npos ? "" : after.substr(next + 1);
     } else {
       const auto next = after.find(';');
-      value = std::string(trim_space(after.substr(0, next)));
+      value = std::string(trim(after.substr(0, next)));
       rest = next == std::string_view::npos ? "" : after.substr(next + 1);
     }
     if (name == "schema") out.schema = value;

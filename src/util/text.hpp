@@ -16,6 +16,9 @@ std::vector<std::string> split_words(std::string_view text);
 std::string encode_base64(std::string_view bytes);
 bool decode_base64(std::string_view text, std::string& bytes);
 
+// `s` without leading and trailing ASCII whitespace.
+std::string_view trim(std::string_view s);
+
 // A media type's essence (lower-cased type/subtype) and its `schema` parameter (seed 001's
 // "application/json;schema=<name>", the value quoted or not; empty when absent).
 struct MediaType {
