@@ -155,6 +155,9 @@ void A2AService::run_in_background(std::function<void()> job) {
 std::shared_ptr<const jsonschema::Schema> A2AService::compiled(const std::string& key,
                                                                const bj::value& schema) {
   std::lock_guard lock(schemas_mu_);
+  // Keys carry the card's revision: re-registrations leave old entries behind, so the cache is
+  // emptied now and then rather than grow without bound.
+  if (schemas_.size() >= 4096 && !schemas_.contains(key)) schemas_.clear();
   auto& slot = schemas_[key];
   if (!slot) slot = std::make_shared<jsonschema::Schema>(jsonschema::Schema::compile(schema));
   return slot;
@@ -264,14 +267,12 @@ std::shared_ptr<A2AService::Prepared> A2AService::prepare(std::string_view agent
   // Seed 002: named parts (metadata.name) and the keys of an untagged data object fill the
   // skill's inputFields; plain text fills its one text field.
   const Skill* skill = nullptr;
-  std::string wanted = string_at(
-      p->message.contains("metadata") ? p->message.at("metadata").as_object() : bj::object{},
-      "skillId");
-  if (wanted.empty())
-    wanted = string_at(params.contains("metadata") && params.at("metadata").is_object()
-                           ? params.at("metadata").as_object()
-                           : bj::object{},
-                       "skillId");
+  // The skill a caller names: message.metadata.skillId, else the request's metadata.skillId.
+  std::string wanted;
+  for (const bj::object* holder : {static_cast<const bj::object*>(&p->message), &params}) {
+    const auto* md = holder->if_contains("metadata");
+    if (wanted.empty() && md && md->is_object()) wanted = string_at(md->get_object(), "skillId");
+  }
   std::vector<std::string> names;
   bool has_text = false;
   for (const auto& pv : parts) {

@@ -72,7 +72,8 @@ struct CardContext {
 boost::json::object agent_card(const AgentProfile& profile, const registry::AgentCard& card,
                                const CardContext& context, WireVersion version);
 
-// JSON Schema of an object whose properties are `fields` (the inverse of fields_from_schema).
+// Seed 002 fields of an object schema: one per property, text for a string, data otherwise,
+// optional unless required.
 std::vector<FieldDefinition> fields_from_schema(const boost::json::value& schema);
 
 }  // namespace schemagate::a2a
