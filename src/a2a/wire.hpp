@@ -120,8 +120,8 @@ std::string upstream_send_body(const boost::json::object& request, WireVersion v
 // {"message"}). Throws A2AError: the agent's own JSON-RPC error (its code kept in the message),
 // or invalid_agent_response for an answer that is not a JSON-RPC result of that shape.
 boost::json::object read_upstream_reply(std::string_view body, WireVersion version);
-// One server-sent event's data from the agent's stream (a JSON-RPC response holding a
-// StreamResponse, or in 0.3 a bare event with its "kind"), as a v1.0 StreamResponse. Throws
+// One server-sent event's data from the agent's stream (a JSON-RPC response whose result is a
+// StreamResponse, or in 0.3 an event with its "kind"), as a v1.0 StreamResponse. Throws
 // A2AError as read_upstream_reply does.
 boost::json::object read_upstream_event(std::string_view data, WireVersion version);
 // A Task / Message of either shape (0.3 or v1.0) read into the v1.0 shape, parts normalized.
