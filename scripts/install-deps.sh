@@ -44,9 +44,3 @@ if [ ! -f "$vectors/glove-100d.sgwv" ] || [ "$vectors/build.mjs" -nt "$vectors/g
   fi
   node --max-old-space-size=4096 "$vectors/build.mjs"
 fi
-
-# The interop tests' npm packages (@a2a-js/sdk and its server's express), pinned by the lock file.
-interop=tests/interop
-if [ ! -d "$interop/node_modules/@a2a-js/sdk" ] || [ "$interop/package-lock.json" -nt "$interop/node_modules/.package-lock.json" ]; then
-  npm ci --prefix "$interop" --no-audit --no-fund --loglevel=error
-fi

@@ -8,6 +8,14 @@ preset="${1:-release}"
 
 bash scripts/install-deps.sh
 
+# The interop tests' npm packages (the official @a2a-js/sdk, and express for its server
+# classes), pinned by tests/interop/package-lock.json.
+interop=tests/interop
+if [ ! -d "$interop/node_modules/@a2a-js/sdk" ] ||
+  [ "$interop/package-lock.json" -nt "$interop/node_modules/.package-lock.json" ]; then
+  npm ci --prefix "$interop" --no-audit --no-fund --loglevel=error
+fi
+
 # Formatting is part of the build's contract: a diff here fails the run.
 bash scripts/check-format.sh
 
