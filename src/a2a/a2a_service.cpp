@@ -761,7 +761,9 @@ class RunEvents final : public EventSource {
 // SubscribeToTask: the task now, then its changes as they are stored, until it ends.
 class TaskWatch final : public EventSource {
  public:
-  TaskWatch(TaskStore& tasks, StoredTask current) : tasks_(tasks), current_(std::move(current)) {}
+  TaskWatch(TaskStore& tasks, StoredTask current, std::shared_ptr<std::atomic<unsigned>> open)
+      : tasks_(tasks), current_(std::move(current)), open_(std::move(open)) {}
+  ~TaskWatch() override { --*open_; }
   bool next(bj::object& out) override {
     if (!sent_first_) {
       sent_first_ = true;
@@ -812,6 +814,7 @@ class TaskWatch final : public EventSource {
   StoredTask current_;
   bool sent_first_ = false;
   bool done_ = false;
+  std::shared_ptr<std::atomic<unsigned>> open_;
   std::size_t seen_artifacts_ = 0;
   std::deque<bj::object> pending_;
 };
@@ -959,7 +962,13 @@ std::unique_ptr<EventSource> A2AService::subscribe(std::string_view agent, const
                    "task \"" + t.id() + "\" is " + t.state() + ": there is nothing to subscribe to",
                    {}, bj::object{{"taskId", t.id()}, {"state", t.state()}});
   }
-  return std::make_unique<TaskWatch>(tasks_, std::move(t));
+  if (++*subscriptions_ > options_.max_subscriptions) {
+    --*subscriptions_;
+    throw A2AError(Kind::internal, "too many open subscriptions (" +
+                                       std::to_string(options_.max_subscriptions) +
+                                       "); poll GetTask for task \"" + t.id() + "\" instead");
+  }
+  return std::make_unique<TaskWatch>(tasks_, std::move(t), subscriptions_);
 }
 
 }  // namespace schemagate::a2a

@@ -6,6 +6,7 @@
 
 #include <boost/json/value.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -61,6 +62,8 @@ struct A2AOptions {
   std::chrono::milliseconds task_retention{std::chrono::hours(24 * 7)};
   std::size_t max_history = 100;    // messages kept in a task's history
   unsigned background_workers = 4;  // run tasks sent with returnImmediately
+  // Open SubscribeToTask streams: each holds a handler thread while it waits for changes.
+  unsigned max_subscriptions = 8;
 };
 
 // The A2A face of every registered agent (seeds 001, 002; A2A v1.0 §3): SendMessage runs the
@@ -136,6 +139,8 @@ class A2AService {
   std::deque<std::function<void()>> jobs_;
   std::vector<std::thread> workers_;
   bool stopping_ = false;
+  std::shared_ptr<std::atomic<unsigned>> subscriptions_ =
+      std::make_shared<std::atomic<unsigned>>(0);
 };
 
 }  // namespace schemagate::a2a
