@@ -255,7 +255,13 @@ struct Server::Impl {
         latency(m.histogram(
             "schemagate_http_request_duration_seconds",
             "Time from a request's last byte read to its response queued", {"route"},
-            {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10})) {}
+            {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10})) {
+    // Handlers that may block (the database, agents, streamed bodies) run here, not on the I/O
+    // threads; 0 keeps them on the I/O threads.
+    if (options.handler_threads > 0) {
+      handler_pool = std::make_unique<asio::thread_pool>(options.handler_threads);
+    }
+  }
 
   unsigned thread_count() const {
     if (options.threads) return options.threads;
@@ -338,6 +344,7 @@ struct Server::Impl {
     ioc.run();
     for (auto& w : workers)
       w.join();
+    if (handler_pool) handler_pool->join();
     spdlog::info("server stopped");
   }
 

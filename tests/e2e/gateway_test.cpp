@@ -294,3 +294,34 @@ TEST_F(GatewayTest, AJsonReplyToAStreamRequestIsValidatedAndSentAsOneEvent) {
                 .status,
             400);
 }
+
+namespace {
+
+// Calls that block (a batch waits for its agent) run on the handler pool: with both I/O threads'
+// worth of them in flight, the server still answers at once.
+TEST_F(GatewayTest, BlockingCallsDoNotStallTheIoThreads) {
+  bj::object sleepy{{"id", "sleepy"},
+                    {"name", "Sleepy"},
+                    {"description", "Answers slowly."},
+                    {"operations", bj::array{bj::object{{"name", "slow"},
+                                                        {"endpoint", agent_.url("/slow")},
+                                                        {"input_schema", bj::object{}}}}}};
+  ASSERT_EQ(c_->post_json("/agents", bj::serialize(sleepy)).status, 201);
+  std::vector<std::future<int>> slow;
+  for (int i = 0; i < 2; ++i) {  // as many as the server has I/O threads (--threads 2)
+    slow.push_back(std::async(std::launch::async, [&] {
+      HttpClient own("127.0.0.1", server_->port);
+      return own.post_json("/agents/sleepy/invoke", "[{}]").status;
+    }));
+  }
+  std::this_thread::sleep_for(200ms);  // both are now waiting for the agent
+  HttpClient other("127.0.0.1", server_->port);
+  EXPECT_EQ(other.get("/healthz").status, 200);
+  for (auto& f : slow) {
+    EXPECT_EQ(f.wait_for(0ms), std::future_status::timeout) << "the slow call was not in flight";
+  }
+  for (auto& f : slow)
+    EXPECT_EQ(f.get(), 200);
+}
+
+}  // namespace
