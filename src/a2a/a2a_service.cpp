@@ -104,6 +104,7 @@ struct A2AService::Prepared {
   registry::Caller caller;
   std::optional<std::int64_t> history_length;
   bool return_immediately = false;
+  bool streamed = false;  // others may look the task up while it runs
   StoredTask stored;
   std::optional<A2AError> failure;  // the agent's answer broke the protocol or its schemas
 };
@@ -426,7 +427,8 @@ void A2AService::start(Prepared& p) {
        bj::object{{"agent", p.entry.card->id}, {"skill", p.skill ? p.skill->operation : ""}}}};
   p.stored.agent = p.entry.card->id;
   p.stored.owner = p.caller.client_id;
-  tasks_.save(p.stored);
+  // A blocking SendMessage hands out the task's id only with its end: it is written once, then.
+  if (p.return_immediately || p.streamed) tasks_.save(p.stored);
 }
 
 void A2AService::check_output(const AgentProfile& profile, const Skill* skill,
@@ -825,6 +827,7 @@ std::unique_ptr<EventSource> A2AService::stream_message(std::string_view agent,
                                                         const bj::value& params,
                                                         const registry::Caller& caller) {
   auto p = prepare(agent, params, caller);
+  p->streamed = true;
   start(*p);
   const std::string id(p->stored.task.at("id").as_string());
   const std::string context(p->stored.task.at("contextId").as_string());

@@ -51,6 +51,7 @@ StoredTask from_document(const store::Document& d) {
     t.upstream_task = std::string(u->get_string());
   }
   t.updated_ms = b.at("updated_ms").as_int64();
+  t.expires_ms = b.at("expires_ms").as_int64();
   t.revision = d.revision;
   return t;
 }
@@ -76,14 +77,9 @@ void TaskStore::save(StoredTask& t) {
   const std::string id(t.task.at("id").as_string());
   std::vector<store::Write> writes;
   if (t.revision > 0) {
-    // Drop the previous listing and expiry entries of this task.
-    const auto before = store_.get(kTasks, id);
-    if (before) {
-      const auto prior = from_document(*before);
-      const auto prior_expiry = before->body.as_object().at("expires_ms").as_int64();
-      writes.push_back(store::Write::remove(std::string(kListing), listing_key(prior)));
-      writes.push_back(store::Write::remove(std::string(kExpiry), expiry_key(prior_expiry, id)));
-    }
+    // Drop the previous listing and expiry entries of this task (as it was read).
+    writes.push_back(store::Write::remove(std::string(kListing), listing_key(t)));
+    writes.push_back(store::Write::remove(std::string(kExpiry), expiry_key(t.expires_ms, id)));
   }
   t.updated_ms = std::max(clock_.now_unix_ms(), t.updated_ms);
   const std::int64_t expires = t.updated_ms + retention_.count();
@@ -99,9 +95,71 @@ void TaskStore::save(StoredTask& t) {
       store::Write::put(std::string(kListing), listing_key(t), bj::object{{"id", id}}));
   writes.push_back(
       store::Write::put(std::string(kExpiry), expiry_key(expires, id), bj::object{{"id", id}}));
-  const auto done = store_.commit(writes);
+  const auto done = commit_grouped(std::move(writes));
   t.revision = done.front().revision;
+  t.expires_ms = expires;
   if (clock_.now_unix_ms() >= next_prune_ms_.load()) prune();
+}
+
+struct TaskStore::Pending {
+  std::vector<store::Write> writes;
+  std::vector<store::Document> result;
+  std::exception_ptr error;
+  bool done = false;
+};
+
+std::vector<store::Document> TaskStore::commit_grouped(std::vector<store::Write> writes) {
+  Pending me{std::move(writes), {}, nullptr, false};
+  std::unique_lock lock(group_mu_);
+  waiting_.push_back(&me);
+  while (!me.done) {
+    if (committing_) {
+      group_cv_.wait(lock);
+      continue;
+    }
+    // This save leads: it commits everything waiting, its own included.
+    committing_ = true;
+    std::vector<Pending*> batch;
+    batch.swap(waiting_);
+    lock.unlock();
+    try {
+      std::vector<store::Document> results;
+      if (batch.size() == 1) {
+        results = store_.commit(batch.front()->writes);
+      } else {
+        std::vector<store::Write> all;
+        for (const auto* p : batch)
+          all.insert(all.end(), p->writes.begin(), p->writes.end());
+        results = store_.commit(all);
+      }
+      std::size_t at = 0;
+      for (auto* p : batch) {
+        p->result.assign(std::make_move_iterator(results.begin() + static_cast<std::ptrdiff_t>(at)),
+                         std::make_move_iterator(
+                             results.begin() + static_cast<std::ptrdiff_t>(at + p->writes.size())));
+        at += p->writes.size();
+      }
+    } catch (const store::ConflictError&) {
+      // One of them is stale: each on its own, so that only that one fails.
+      for (auto* p : batch) {
+        try {
+          p->result = store_.commit(p->writes);
+        } catch (...) {
+          p->error = std::current_exception();
+        }
+      }
+    } catch (...) {
+      for (auto* p : batch)
+        p->error = std::current_exception();
+    }
+    lock.lock();
+    for (auto* p : batch)
+      p->done = true;
+    committing_ = false;
+    group_cv_.notify_all();
+  }
+  if (me.error) std::rethrow_exception(me.error);
+  return std::move(me.result);
 }
 
 std::optional<StoredTask> TaskStore::get(std::string_view id) {
@@ -164,9 +222,11 @@ std::size_t TaskStore::prune() {
     if (expires > now) break;
     const std::string id(e.body.at("id").as_string());
     std::vector<store::Write> writes{store::Write::remove(std::string(kExpiry), e.key)};
-    if (const auto d = store_.get(kTasks, id)) {
-      writes.push_back(store::Write::remove(std::string(kTasks), id));
-      writes.push_back(store::Write::remove(std::string(kListing), listing_key(from_document(*d))));
+    // The task goes only if this entry is its current expiry (an update wrote a later one).
+    if (const auto d = store_.get(kTasks, id); d && from_document(*d).expires_ms <= now) {
+      const auto t = from_document(*d);
+      writes.push_back(store::Write::remove(std::string(kTasks), id, d->revision));
+      writes.push_back(store::Write::remove(std::string(kListing), listing_key(t)));
     }
     try {
       store_.commit(writes);

@@ -273,6 +273,14 @@ TEST_F(A2ATest, NamedPartsFillInputFieldsAndMissingOnesAreNamed) {
   EXPECT_EQ(kind.at("error").at("code"), -32602);
   EXPECT_NE(std::string(kind.at("error").at("message").as_string()).find("text field"),
             std::string::npos);
+  // Its media type too: the field takes text/plain.
+  const auto html =
+      send("translator", bj::array{bj::object{{"text", "<b>hi</b>"},
+                                              {"mediaType", "text/html"},
+                                              {"metadata", bj::object{{"name", "text"}}}}});
+  EXPECT_EQ(html.at("error").at("code"), -32602);
+  EXPECT_EQ(html.at("error").at("data").at(1).at("fieldViolations").at(0).at("field"),
+            "message.parts[0].mediaType");
 }
 
 TEST_F(A2ATest, VersionsExtensionsAndZeroThreeShapes) {
