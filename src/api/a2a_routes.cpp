@@ -7,6 +7,7 @@
 #include "util/hash.hpp"
 #include "util/text.hpp"
 
+#include <spdlog/spdlog.h>
 #include <boost/json/serialize.hpp>
 
 #include <chrono>
@@ -342,6 +343,12 @@ http::Response json_rpc(a2a::A2AService& service, Auth& auth, const A2ARouteOpti
   } catch (const registry::RegistryError& e) {
     audit(404);
     throw agent_not_found(e);
+  } catch (const std::exception& e) {
+    // The store or something else below failed: still a JSON-RPC answer, with the request's id.
+    spdlog::error("a2a {} on {}: {}", method_name, agent, e.what());
+    audit(500);
+    return http::Response::json(500,
+                                rpc_error(id, -32603, "internal error; the server logged it", {}));
   }
 }
 
