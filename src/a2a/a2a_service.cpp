@@ -526,6 +526,14 @@ void readdress(bj::object& o, const std::string& task, const std::string& contex
 
 }  // namespace
 
+// The user's message as a fronted agent receives it: its own task and context ids are its own.
+bj::object A2AService::upstream_request(const Prepared& p) {
+  bj::object message = p.message;
+  message.erase("taskId");
+  message.erase("contextId");
+  return bj::object{{"message", std::move(message)}};
+}
+
 void A2AService::finish(Prepared& p, bj::array artifacts, bj::object status,
                         const std::function<void(bj::object)>& emit) {
   auto& task = p.stored.task;
@@ -569,11 +577,7 @@ void A2AService::execute(Prepared& p, const std::function<void(bj::object)>& emi
   bj::object status;
   try {
     if (p.forward) {
-      bj::object upstream_message = p.message;
-      upstream_message.erase("taskId");
-      upstream_message.erase("contextId");
-      const auto reply = invoker_.forward(
-          p.entry.card->id, bj::object{{"message", std::move(upstream_message)}}, p.caller);
+      const auto reply = invoker_.forward(p.entry.card->id, upstream_request(p), p.caller);
       if (const auto* t = reply.if_contains("task")) {
         const auto& up = t->as_object();
         check_output(p.profile, p.skill, up,
@@ -849,12 +853,9 @@ std::unique_ptr<EventSource> A2AService::stream_message(std::string_view agent,
       std::move(first), id, context,
       [this, p, relay_state](const std::function<void(bj::object)>& emit) {
         if (!relay_state->upstream) {
-          bj::object message = p->message;
-          message.erase("taskId");
-          message.erase("contextId");
           try {
-            relay_state->upstream = invoker_.stream(
-                p->entry.card->id, bj::object{{"message", std::move(message)}}, p->caller);
+            relay_state->upstream =
+                invoker_.stream(p->entry.card->id, upstream_request(*p), p->caller);
           } catch (const util::ContractError& e) {
             const std::string tid(p->stored.task.at("id").as_string());
             const std::string ctx(p->stored.task.at("contextId").as_string());

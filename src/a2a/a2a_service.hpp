@@ -114,6 +114,7 @@ class A2AService {
   // the task has ended (and is stored).
   bool relay(Prepared& p, EventSource& upstream, boost::json::array& artifacts,
              const std::function<void(boost::json::object)>& emit);
+  static boost::json::object upstream_request(const Prepared& p);
   // Stores the task's final state (a cancel that came meanwhile stands) and emits it.
   void finish(Prepared& p, boost::json::array artifacts, boost::json::object status,
               const std::function<void(boost::json::object)>& emit);

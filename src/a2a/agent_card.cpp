@@ -32,11 +32,6 @@ bool text_schema(const bj::value& s) {
          !s.get_object().contains("contentEncoding");
 }
 
-// An object schema accepts anything: it declares nothing worth naming.
-bool says_nothing(const bj::value& s) {
-  return s.is_null() || (s.is_object() && s.get_object().empty()) || (s.is_bool() && s.get_bool());
-}
-
 std::vector<FieldDefinition> fields_from_json(const bj::value& list) {
   std::vector<FieldDefinition> out;
   for (const auto& f : list.as_array()) {
@@ -63,6 +58,10 @@ bj::array to_array(const std::vector<std::string>& v) {
 }
 
 }  // namespace
+
+bool says_nothing(const bj::value& s) {
+  return s.is_null() || (s.is_object() && s.get_object().empty()) || (s.is_bool() && s.get_bool());
+}
 
 bj::object FieldDefinition::to_json() const {
   bj::object o{{"name", name}, {"kind", kind}};
@@ -248,12 +247,13 @@ bj::object agent_card(const AgentProfile& profile, const registry::AgentCard& ca
   bj::object out;
   out["name"] = card.name;
   out["description"] = card.description;
-  if (version == WireVersion::v0_3) {
+  if (version == WireVersion::v0_3 || context.with_v03_fields) {
     out["protocolVersion"] = "0.3.0";
     out["url"] = url;
     out["preferredTransport"] = "JSONRPC";
     out["additionalInterfaces"] = bj::array{bj::object{{"url", url}, {"transport", "JSONRPC"}}};
-  } else {
+  }
+  if (version == WireVersion::v1_0) {
     out["supportedInterfaces"] = bj::array{
         bj::object{{"url", url}, {"protocolBinding", "JSONRPC"}, {"protocolVersion", "1.0"}},
         bj::object{{"url", url}, {"protocolBinding", "HTTP+JSON"}, {"protocolVersion", "1.0"}},

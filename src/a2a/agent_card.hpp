@@ -25,6 +25,10 @@ struct FieldDefinition {
   boost::json::object to_json() const;
 };
 
+// A schema that accepts anything ({}, true, absent) declares nothing worth naming: the A2A
+// face gives it no schema name, and the gateway tags no data part with one.
+bool says_nothing(const boost::json::value& schema);
+
 // One registry operation as an A2A skill: its seed 001 named schemas and seed 002 fields.
 struct Skill {
   std::string operation;  // the registry operation it invokes (also the skill id)
@@ -61,8 +65,9 @@ AgentProfile profile_of(
     const std::function<boost::json::value(const std::string&)>& scenario_schema);
 
 struct CardContext {
-  std::string base_url;       // http://host:port, where /a2a/{agent} is served
-  bool requires_key = false;  // the gateway needs an API key: securitySchemes are declared
+  std::string base_url;          // http://host:port, where /a2a/{agent} is served
+  bool requires_key = false;     // the gateway needs an API key: securitySchemes are declared
+  bool with_v03_fields = false;  // a v1.0 card also carries 0.3's url, preferredTransport, ...
 };
 
 // The agent's A2A card (spec §4.4.1 / §8) in the shape of `version`: v1.0 (supportedInterfaces

@@ -417,17 +417,10 @@ void add_a2a_routes(http::Router& router, a2a::A2AService& service, Auth& auth,
           // v1.0 field) with the 0.3 fields beside it; one that asks for 0.3 gets the 0.3 card.
           const bool asked_03 =
               version_param(req).has_value() && *version == a2a::WireVersion::v0_3;
-          card = service.card(req.param("agent"), Auth::caller(who),
-                              a2a::CardContext{base_url(req, *o), !auth.access().open()},
-                              asked_03 ? a2a::WireVersion::v0_3 : a2a::WireVersion::v1_0);
-          if (!version_param(req)) {
-            const auto legacy = service.card(
-                req.param("agent"), Auth::caller(who),
-                a2a::CardContext{base_url(req, *o), !auth.access().open()}, a2a::WireVersion::v0_3);
-            for (const char* k :
-                 {"protocolVersion", "url", "preferredTransport", "additionalInterfaces"})
-              card.body[k] = legacy.body.at(k);
-          }
+          card = service.card(
+              req.param("agent"), Auth::caller(who),
+              a2a::CardContext{base_url(req, *o), !auth.access().open(), !version_param(req)},
+              asked_03 ? a2a::WireVersion::v0_3 : a2a::WireVersion::v1_0);
         } catch (const registry::RegistryError& e) {
           throw agent_not_found(e);
         }

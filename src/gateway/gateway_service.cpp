@@ -1,6 +1,7 @@
 #include "gateway/gateway_service.hpp"
 
 #include "a2a/a2a_service.hpp"
+#include "a2a/agent_card.hpp"
 #include "a2a/wire.hpp"
 #include "exchange/exchange_service.hpp"
 #include "json/jcs.hpp"
@@ -263,7 +264,7 @@ bj::value GatewayService::invoke_one(std::string_view agent_id, std::string_view
                                      const bj::value& input_value, const registry::Caller& caller) {
   const Call call = prepare(agent_id, operation, input_value, caller);
   if (!call.op->scenario.empty()) return run_scenario(call, caller);
-  if (call.entry.card->speaks_a2a()) return invoke_a2a(call, caller);
+  if (call.entry.card->speaks_a2a()) return invoke_a2a(call);
   const auto& id = call.entry.card->id;
   const Slot slot(mu_, in_flight_, id, call.limit);
   const auto reply = reaching(id, call.timeout, [&] {
@@ -375,7 +376,7 @@ std::unique_ptr<EventStream> GatewayService::invoke_stream(std::string_view agen
     return std::make_unique<SingleEvent>(sse_event("result", run_scenario(call, caller)));
   }
   if (call.entry.card->speaks_a2a()) {
-    return std::make_unique<SingleEvent>(sse_event("result", invoke_a2a(call, caller)));
+    return std::make_unique<SingleEvent>(sse_event("result", invoke_a2a(call)));
   }
   if (stream_flag) call.input.get_object()["stream"] = true;  // §6.3: the agent's own parameter
   const auto& id = call.entry.card->id;
@@ -505,8 +506,9 @@ std::optional<bj::value> reply_data(const bj::array& parts, const std::string& s
   return first;
 }
 
-bool says_nothing(const bj::value& schema) {
-  return schema.is_null() || (schema.is_object() && schema.get_object().empty());
+// The A2A version the agent's card declared.
+a2a::WireVersion a2a_wire_version(const registry::AgentCard& card) {
+  return card.a2a_version() == "0.3" ? a2a::WireVersion::v0_3 : a2a::WireVersion::v1_0;
 }
 
 }  // namespace
@@ -521,8 +523,7 @@ std::vector<std::pair<std::string, std::string>> GatewayService::a2a_headers(
 
 bj::object GatewayService::post_a2a(const Call& call, const bj::object& request) {
   const auto& id = call.entry.card->id;
-  const auto version =
-      call.entry.card->a2a_version() == "0.3" ? a2a::WireVersion::v0_3 : a2a::WireVersion::v1_0;
+  const auto version = a2a_wire_version(*call.entry.card);
   const auto headers = a2a_headers(id, version);
   const Slot slot(mu_, in_flight_, id, call.limit);
   const auto reply = reaching(id, call.timeout, [&] {
@@ -542,9 +543,9 @@ bj::object GatewayService::post_a2a(const Call& call, const bj::object& request)
   }
 }
 
-bj::value GatewayService::invoke_a2a(const Call& call, const registry::Caller&) {
+bj::value GatewayService::invoke_a2a(const Call& call) {
   bj::object part{{"data", call.input}};
-  if (!says_nothing(call.op->input_schema)) {
+  if (!a2a::says_nothing(call.op->input_schema)) {
     const auto mt = a2a::schema_media_type(call.op->input_schema_name);
     part["mediaType"] = mt;
     part["metadata"] = bj::object{{"mimeType", mt}};
@@ -718,8 +719,7 @@ std::unique_ptr<a2a::EventSource> GatewayService::stream_a2a(std::string_view ag
                                                              const registry::Caller& caller) {
   const Call call = a2a_call(agent_id, caller);
   const auto& id = call.entry.card->id;
-  const auto version =
-      call.entry.card->a2a_version() == "0.3" ? a2a::WireVersion::v0_3 : a2a::WireVersion::v1_0;
+  const auto version = a2a_wire_version(*call.entry.card);
   const auto headers = a2a_headers(id, version);
   auto slot = std::make_unique<Slot>(mu_, in_flight_, id, call.limit);
   auto up = reaching(id, call.timeout, [&] {

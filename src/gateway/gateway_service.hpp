@@ -129,7 +129,7 @@ class GatewayService {
   boost::json::value check_output(const Call& call, boost::json::value answer);
   void apply_limits(Call& call) const;
   // An operation of an A2A agent: the input goes as a data part, the reply's data comes back.
-  boost::json::value invoke_a2a(const Call& call, const registry::Caller& caller);
+  boost::json::value invoke_a2a(const Call& call);
   boost::json::object post_a2a(const Call& call, const boost::json::object& request);
   Call a2a_call(std::string_view agent_id, const registry::Caller& caller);
   std::vector<std::pair<std::string, std::string>> a2a_headers(const std::string& agent_id,
