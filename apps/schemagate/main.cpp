@@ -127,6 +127,24 @@ CLI::App* add_server_command(CLI::App& app, const std::string& name, const std::
                    "How long an A2A task is kept after its last update")
       ->envname("SCHEMAGATE_A2A_TASK_RETENTION_HOURS")
       ->capture_default_str();
+  serve
+      ->add_option("--compat-policy", config.versioning.policy,
+                   "Breaking-change policy for new schema versions: strict (clients validate "
+                   "what they receive) or lenient (tolerant readers)")
+      ->envname("SCHEMAGATE_COMPAT_POLICY")
+      ->check(CLI::IsMember({"strict", "lenient"}))
+      ->capture_default_str();
+  serve
+      ->add_option("--min-deprecation-days", config.versioning.min_deprecation_days,
+                   "Least notice a version deprecation must give (seed 003 §3.5)")
+      ->envname("SCHEMAGATE_MIN_DEPRECATION_DAYS")
+      ->capture_default_str();
+  serve
+      ->add_option("--sign-responses", config.versioning.sign_responses,
+                   "Sign negotiation responses, negotiated versions, update suggestions and "
+                   "compatibility profiles with the server's Ed25519 key")
+      ->envname("SCHEMAGATE_SIGN_RESPONSES")
+      ->capture_default_str();
   serve->add_option("--log-level", config.log_level, "trace, debug, info, warn, error or off")
       ->envname("SCHEMAGATE_LOG_LEVEL")
       ->capture_default_str();

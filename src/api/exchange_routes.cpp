@@ -2,7 +2,10 @@
 
 #include "api/auth.hpp"
 #include "api/json_body.hpp"
+#include "api/version_envelope.hpp"
 #include "exchange/exchange_service.hpp"
+#include "util/contract_error.hpp"
+#include "util/text.hpp"
 
 #include <charconv>
 
@@ -84,6 +87,36 @@ std::optional<std::int64_t> since_param(std::optional<std::string_view> text) {
   return v;
 }
 
+std::vector<std::string> version_list(const bj::value* v) {
+  std::vector<std::string> out;
+  if (!v || v->is_null()) return out;
+  if (!v->is_array()) {
+    throw ExchangeError(Kind::invalid_input, "supported_versions must be an array of versions");
+  }
+  for (const auto& x : v->get_array()) {
+    if (!x.is_string()) throw ExchangeError(Kind::invalid_input, "versions must be strings");
+    out.push_back(std::string(x.get_string()));
+  }
+  return out;
+}
+
+// JSON-RPC code for a contract error's HTTP status.
+int rpc_code_of_status(int status) {
+  switch (status) {
+    case 400:
+    case 422:
+      return -32602;
+    case 403:
+      return -32003;
+    case 404:
+      return -32004;
+    case 409:
+      return -32009;
+    default:
+      return -32603;
+  }
+}
+
 // The three seed-000 methods, shared by both JSON-RPC styles.
 bj::value dispatch_method(exchange::ExchangeService& service, std::string_view method,
                           const bj::value& params_value, bool may_submit) {
@@ -96,7 +129,8 @@ bj::value dispatch_method(exchange::ExchangeService& service, std::string_view m
     const auto version = string_param(params, "schema_version", false);
     return service
         .negotiate(scenario, string_param(params, "preferred_language", false),
-                   version.empty() ? std::nullopt : std::optional<std::string>(version))
+                   version.empty() ? std::nullopt : std::optional<std::string>(version),
+                   version_list(params.if_contains("supported_versions")))
         .body;
   }
   if (method == "submit_payload") {
@@ -108,8 +142,10 @@ bj::value dispatch_method(exchange::ExchangeService& service, std::string_view m
     }
     const auto* payload = params.if_contains("payload");
     if (!payload) throw ExchangeError(Kind::invalid_input, "params.payload is required");
-    return service.submit(string_param(params, "schema_id", true), *payload,
-                          string_param(params, "client_id", false));
+    const auto versions = read_version_request(params);
+    const auto scenario = string_param(params, "scenario", false);
+    return service.submit(string_param(params, "schema_id", scenario.empty()), *payload,
+                          string_param(params, "client_id", false), scenario, versions);
   }
   if (method == "get_schema_updates") {
     std::optional<std::int64_t> since;
@@ -149,6 +185,16 @@ bj::value handle_rpc(exchange::ExchangeService& service, const bj::value& reques
     bj::object data{{"code", exchange::contract_of(e.kind()).code}};
     if (!e.details().is_null()) data["details"] = e.details();
     return rpc_error(rpc_code(e.kind()), e.what(), id, std::move(data));
+  } catch (const http::Error& e) {
+    if (notification || e.status() == 401) throw;
+    bj::object data{{"code", e.code()}};
+    if (e.details()) data["details"] = *e.details();
+    return rpc_error(rpc_code_of_status(e.status()), e.what(), id, std::move(data));
+  } catch (const util::ContractError& e) {
+    if (notification) return nullptr;
+    bj::object data{{"code", e.code()}};
+    if (!e.details().is_null()) data["details"] = e.details();
+    return rpc_error(rpc_code_of_status(e.status()), e.what(), id, std::move(data));
   } catch (const UnknownMethod&) {
     if (notification) return nullptr;
     return rpc_error(-32601,
@@ -197,10 +243,20 @@ void add_exchange_routes(http::Router& router, exchange::ExchangeService& servic
   router.add("GET", "/scenarios/{scenario}/template", [&service](http::Request& req) {
     const auto lang = req.query_param("preferred_language");
     const auto version = req.query_param("schema_version");
+    std::vector<std::string> supported;
+    if (const auto list = req.query_param("supported_versions")) {
+      std::string_view rest = *list;
+      while (!rest.empty()) {
+        const auto comma = rest.find(',');
+        const auto v = util::trim(rest.substr(0, comma));
+        if (!v.empty()) supported.push_back(std::string(v));
+        rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+      }
+    }
     const auto n = call([&] {
       return service.negotiate(
           req.param("scenario"), lang ? *lang : std::string_view{},
-          version ? std::optional<std::string>(std::string(*version)) : std::nullopt);
+          version ? std::optional<std::string>(std::string(*version)) : std::nullopt, supported);
     });
     if (const auto inm = req.header("If-None-Match"); inm && *inm == n.etag) {
       http::Response r;
@@ -226,18 +282,29 @@ void add_exchange_routes(http::Router& router, exchange::ExchangeService& servic
         const auto result = call([&] {
           const auto* id = o.if_contains("schema_id");
           const auto* payload = o.if_contains("payload");
-          if (!id || !id->is_string())
-            throw ExchangeError(Kind::invalid_input, "schema_id is required");
+          if (id && !id->is_string())
+            throw ExchangeError(Kind::invalid_input, "schema_id must be a string");
           if (!payload) throw ExchangeError(Kind::invalid_input, "payload is required");
           const auto* client = o.if_contains("client_id");
           const std::string client_id =
               client && client->is_string() ? std::string(client->get_string())
               : req.header("X-Client-Id")   ? std::string(*req.header("X-Client-Id"))
                                             : std::string();
-          return service.submit(id->get_string(), *payload, client_id, req.param("scenario"));
+          return service.submit(id ? std::string_view(id->get_string()) : std::string_view{},
+                                *payload, client_id, req.param("scenario"), read_version_request(o));
         });
         return http::Response::json(200, result);
       });
+
+  // Seed 003 §3.4: what publishing a version would change, without publishing it.
+  router.add("POST", "/scenarios/{scenario}/compatibility",
+             [&service, &limits](http::Request& req) {
+               const auto body = read_json_body(req, limits);
+               return http::Response::json(200, call([&] {
+                                             return service.compatibility(req.param("scenario"),
+                                                                          body);
+                                           }));
+             });
 
   router.add("GET", "/scenarios/{scenario}/endpoint", [&service](http::Request& req) {
     return http::Response::json(200, call([&] {

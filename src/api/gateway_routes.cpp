@@ -2,8 +2,10 @@
 
 #include "api/auth.hpp"
 #include "api/json_body.hpp"
+#include "api/version_envelope.hpp"
 #include "gateway/gateway_service.hpp"
 #include "registry/registry_service.hpp"
+#include "util/text.hpp"
 
 #include <chrono>
 
@@ -60,6 +62,56 @@ struct InvokeHandover {
   boost::json::value body;
 };
 
+// Seed 003 §4.2 on invoke: the envelope body, or the operation's input with an optional
+// Schema-Version header.
+struct VersionedInput {
+  exchange::VersionRequest version;
+  boost::json::value input;
+  bool envelope = false;
+};
+
+VersionedInput versioned_input(const http::Request& req, const boost::json::value& body) {
+  VersionedInput v;
+  if (is_version_envelope(body)) {
+    const auto& o = body.get_object();
+    v.version = read_version_request(o);
+    v.input = o.at("payload");
+    v.envelope = true;
+    for (const char* k : {"operation", "stream"}) {
+      if (const auto* x = o.if_contains(k); x && v.input.is_object()) v.input.get_object()[k] = *x;
+    }
+  } else {
+    v.input = body;
+  }
+  if (const auto h = req.header("Schema-Version")) {
+    const auto text = util::trim(*h);
+    if (v.version.schema_version && *v.version.schema_version != text) {
+      throw http::Error(400, "InvalidInput",
+                        "the Schema-Version header and the body's schema_version disagree");
+    }
+    if (!text.empty()) v.version.schema_version = std::string(text);
+  }
+  return v;
+}
+
+// The reply, in the envelope when the request came in one, with the version's headers.
+http::Response versioned_reply(gateway::GatewayService::Outcome out, bool envelope) {
+  http::Response r;
+  if (envelope && !out.schema_version.empty()) {
+    boost::json::object env{{"schema_version", out.schema_version}, {"payload", std::move(out.body)}};
+    if (!out.deprecation_warning.empty()) env["deprecation_warning"] = out.deprecation_warning;
+    r = http::Response::json(out.status, env);
+  } else if (!out.verbatim.empty()) {
+    r = http::Response::text(out.status, std::move(out.verbatim), "application/json");
+  } else {
+    r = http::Response::json(out.status, out.body);
+  }
+  for (auto& [name, value] : out.headers)
+    r.set_header(name, value);
+  if (!out.deprecation_warning.empty()) r.set_header("Deprecation-Warning", out.deprecation_warning);
+  return r;
+}
+
 std::string invoke_target(http::Request& req, std::string_view operation) {
   return req.param("id") + (operation.empty() ? "" : "/" + std::string(operation));
 }
@@ -68,12 +120,12 @@ std::string invoke_target(http::Request& req, std::string_view operation) {
 // the I/O thread and forwards without a thread waiting for the agent.
 bool invoke_fast(gateway::GatewayService& service, Auth& auth, const json::ParseLimits& limits,
                  http::Request& req, std::string_view operation, const http::Responder& respond) {
-  if (req.header("Idempotency-Key")) return false;
+  if (req.header("Idempotency-Key") || req.header("Schema-Version")) return false;
   const auto who = auth.require(req, gateway::Role::client);
   auto handover =
       std::make_shared<InvokeHandover>(InvokeHandover{who, read_json_body(req, limits)});
   req.handover = handover;
-  if (wants_stream(req, handover->body)) return false;
+  if (wants_stream(req, handover->body) || is_version_envelope(handover->body)) return false;
   const InvokeAudit audit{&auth, who.client_id, invoke_target(req, operation)};
   try {
     return service.invoke_async(
@@ -81,9 +133,7 @@ bool invoke_fast(gateway::GatewayService& service, Auth& auth, const json::Parse
         [audit, respond](gateway::GatewayService::Outcome out, std::exception_ptr error) {
           if (!error) {
             audit(out.status);
-            respond(out.verbatim.empty() ? http::Response::json(out.status, out.body)
-                                         : http::Response::text(out.status, std::move(out.verbatim),
-                                                                "application/json"));
+            respond(versioned_reply(std::move(out), false));
             return;
           }
           try {
@@ -107,7 +157,9 @@ http::Response invoke(gateway::GatewayService& service, Auth& auth, const json::
   const auto handover = std::static_pointer_cast<InvokeHandover>(req.handover);
   const auto who = handover ? handover->who : auth.require(req, gateway::Role::client);
   const InvokeAudit audit{&auth, who.client_id, invoke_target(req, operation)};
-  const auto body = handover ? handover->body : read_json_body(req, limits);
+  const auto raw = handover ? handover->body : read_json_body(req, limits);
+  const auto versioned = versioned_input(req, raw);
+  const auto& body = versioned.input;
   const auto key = req.header("Idempotency-Key");
   try {
     if (wants_stream(req, body)) {
@@ -117,18 +169,20 @@ http::Response invoke(gateway::GatewayService& service, Auth& auth, const json::
                                     "Idempotency-Key header or the stream request");
       }
       http::Response r;
-      r.stream = std::make_shared<EventBody>(
-          service.invoke_stream(req.param("id"), operation, body, Auth::caller(who)));
+      r.stream = std::make_shared<EventBody>(service.invoke_stream(
+          req.param("id"), operation, body, Auth::caller(who), versioned.version));
       r.set_header("Content-Type", "text/event-stream");
       r.set_header("Cache-Control", "no-cache");
       audit(200);
       return r;
     }
-    const auto out =
-        service.invoke(req.param("id"), operation, body, Auth::caller(who), key ? *key : "");
-    auto r = http::Response::json(out.status, out.body);
-    if (out.replayed) r.set_header("Idempotent-Replayed", "true");
-    audit(out.status);
+    auto out = service.invoke(req.param("id"), operation, body, Auth::caller(who),
+                              key ? *key : "", versioned.version);
+    const bool replayed = out.replayed;
+    const int status = out.status;
+    auto r = versioned_reply(std::move(out), versioned.envelope);
+    if (replayed) r.set_header("Idempotent-Replayed", "true");
+    audit(status);
     return r;
   } catch (const gateway::GatewayError& e) {
     audit(e.status());

@@ -1,5 +1,7 @@
 #include "api/registry_routes.hpp"
 
+#include "util/clock.hpp"
+
 #include "api/auth.hpp"
 #include "api/json_body.hpp"
 #include "registry/registry_service.hpp"
@@ -40,15 +42,6 @@ auto call(F&& f) -> decltype(f()) {
   } catch (const RegistryError& e) {
     throw to_http(e);
   }
-}
-
-std::string http_date(std::int64_t unix_ms) {
-  const std::time_t t = static_cast<std::time_t>(unix_ms / 1000);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof buf, "%a, %d %b %Y %H:%M:%S GMT", &tm);
-  return buf;
 }
 
 std::string etag(const registry::RegistryService::Entry& e) {
@@ -190,7 +183,7 @@ void add_registry_routes(http::Router& router, registry::RegistryService& servic
       r = http::Response::json(200, entry.card->raw);
     }
     r.set_header("ETag", tag);
-    r.set_header("Last-Modified", http_date(entry.updated_at_ms));
+    r.set_header("Last-Modified", util::format_http_date(entry.updated_at_ms));
     return r;
   });
 

@@ -6,7 +6,9 @@
 #include "store/store.hpp"
 #include "util/clock.hpp"
 #include "util/hash.hpp"
+#include "mapping/mapping.hpp"
 #include "versioning/semver.hpp"
+#include "versioning/versioning_service.hpp"
 
 #include <boost/json/serialize.hpp>
 
@@ -137,14 +139,71 @@ ExchangeService::Published ExchangeService::publish(std::string_view scenario,
     writes.push_back(store::Write::put(std::string(kEndpoints), std::string(scenario),
                                        bj::object{{"endpoint", t.endpoint}}));
   }
+  if (versioning_) {
+    backfill_scenario(std::string(scenario));
+    // Seed 003 §3.4: throws 409 BreakingChange when the version number does not say so.
+    auto plan = versioning_->plan_publish(
+        std::string(scenario), versioning::VersioningService::Kind::template_family,
+        std::string(version), contract_input(t),
+        t.response_schema ? *t.response_schema : bj::value(nullptr));
+    for (auto& w : plan.writes)
+      writes.push_back(std::move(w));
+  }
   try {
     store_.commit(writes);
   } catch (const store::ConflictError&) {
+    if (versioning_) versioning_->forget(std::string(scenario));
     throw ExchangeError(Kind::conflict, "a concurrent publish of " + std::string(scenario) +
                                             " won; fetch the scenario and retry");
   }
+  if (versioning_) versioning_->forget(std::string(scenario));
   if (on_published_) on_published_(std::string(scenario));
   return {stored, true};
+}
+
+bj::value ExchangeService::contract_input(const Template& t) {
+  bj::object schema = t.json_schema();
+  schema.erase("$id");
+  schema.erase("title");
+  return schema;
+}
+
+void ExchangeService::backfill_scenario(const std::string& scenario) {
+  const auto index = store_.get(kScenarios, scenario);
+  if (!index) return;
+  std::vector<std::string> versions;
+  for (const auto& v : index->body.at("versions").as_array())
+    versions.push_back(std::string(v.as_string()));
+  std::sort(versions.begin(), versions.end(), [](const std::string& a, const std::string& b) {
+    const auto x = versioning::SemVer::parse(a), y = versioning::SemVer::parse(b);
+    return x && y ? *x < *y : a < b;
+  });
+  for (const auto& v : versions) {
+    if (versioning_->knows(scenario, v)) continue;
+    const auto& t = load_template(scenario, v)->tmpl;
+    auto plan = versioning_->plan_publish(
+        scenario, versioning::VersioningService::Kind::template_family, v, contract_input(t),
+        t.response_schema ? *t.response_schema : bj::value(nullptr), false);
+    store_.commit(plan.writes);
+    versioning_->forget(scenario);
+  }
+}
+
+std::size_t ExchangeService::backfill_versions() {
+  if (!versioning_) return 0;
+  std::size_t n = 0;
+  std::string after;
+  for (;;) {
+    const auto page = store_.list(kScenarios, {"", after, 200});
+    for (const auto& d : page.items) {
+      const auto before = versioning_->current(d.key);
+      backfill_scenario(d.key);
+      n += !before && versioning_->current(d.key);
+    }
+    if (!page.next_after_key) break;
+    after = *page.next_after_key;
+  }
+  return n;
 }
 
 void ExchangeService::bind_endpoint(std::string_view scenario, std::string_view endpoint) {
@@ -268,12 +327,32 @@ std::shared_ptr<const ExchangeService::Located> ExchangeService::find_schema_id(
 
 ExchangeService::Negotiated ExchangeService::negotiate(std::string_view scenario,
                                                        std::string_view preferred_language,
-                                                       std::optional<std::string> version) {
-  const std::string v = version ? *version : latest_version(scenario);
+                                                       std::optional<std::string> version,
+                                                       const std::vector<std::string>& supported) {
+  std::string v;
+  std::string warning;
+  if (versioning_) {
+    latest_version(scenario);  // 404 for an unknown scenario
+    backfill_scenario(std::string(scenario));
+    const std::string contract(scenario);
+    if (!version && !supported.empty()) {
+      version = std::string(versioning_->handshake(contract, supported).at("schema_version")
+                                .as_string());
+    }
+    const auto n = versioning_->negotiate(contract, version, false, false);
+    v = n.served;
+    warning = n.deprecation_warning;
+  } else {
+    v = version ? *version : latest_version(scenario);
+  }
   const auto located = load_template(scenario, v);
   std::string language;
   Negotiated n;
   n.body = located->tmpl.negotiated(preferred_language, language);
+  n.body["schema_version"] = v;
+  if (!warning.empty()) n.body["deprecation_warning"] = warning;
+  // Seed 000 §7: negotiation is integrity-protected; the SDK checks this against the JWKS.
+  if (versioning_) versioning_->sign_in_place(n.body);
   n.etag = etag_of(n.body);
   return n;
 }
@@ -390,14 +469,44 @@ std::shared_ptr<const jsonschema::Schema> ExchangeService::compiled(const Templa
   return slot;
 }
 
-bj::object ExchangeService::submit(std::string_view schema_id, const bj::value& payload,
-                                   std::string_view client_id, std::string_view expected_scenario) {
-  if (schema_id.empty()) throw ExchangeError(Kind::invalid_input, "schema_id is required");
-  const auto located = find_schema_id(schema_id);
+bj::object ExchangeService::submit(std::string_view schema_id_in, const bj::value& payload,
+                                   std::string_view client_id, std::string_view expected_scenario,
+                                   const VersionRequest& version) {
+  std::shared_ptr<const Located> located;
+  std::optional<versioning::VersioningService::Negotiation> nego;
+  if (schema_id_in.empty()) {
+    if (expected_scenario.empty() || (!version.schema_version && !versioning_)) {
+      throw ExchangeError(Kind::invalid_input, "schema_id is required");
+    }
+    std::string v;
+    if (versioning_) {
+      latest_version(expected_scenario);  // 404 for an unknown scenario
+      backfill_scenario(std::string(expected_scenario));
+      nego = versioning_->negotiate(std::string(expected_scenario), version.schema_version,
+                                    version.permit_upgrade, version.permit_downgrade);
+      v = nego->requested;
+    } else {
+      v = *version.schema_version;
+    }
+    located = load_template(expected_scenario, v);
+  } else {
+    located = find_schema_id(schema_id_in);
+    if (version.schema_version && *version.schema_version != located->version) {
+      throw ExchangeError(Kind::invalid_input,
+                          "schema_id \"" + std::string(schema_id_in) + "\" is version " +
+                              located->version + ", not " + *version.schema_version);
+    }
+  }
+  const std::string schema_id = located->tmpl.schema_id;
   if (!expected_scenario.empty() && located->scenario != expected_scenario) {
-    throw ExchangeError(Kind::invalid_input, "schema_id \"" + std::string(schema_id) +
+    throw ExchangeError(Kind::invalid_input, "schema_id \"" + schema_id +
                                                  "\" belongs to scenario " + located->scenario +
                                                  ", not " + std::string(expected_scenario));
+  }
+  if (versioning_ && !nego) {
+    backfill_scenario(located->scenario);
+    nego = versioning_->negotiate(located->scenario, located->version, version.permit_upgrade,
+                                  version.permit_downgrade);
   }
   if (!payload.is_object()) {
     throw ExchangeError(
@@ -448,6 +557,8 @@ bj::object ExchangeService::submit(std::string_view schema_id, const bj::value& 
                                    {"at", util::format_rfc3339(clock_.now())}});
   }
 
+  if (nego && nego->inbound) completed = translate_payload(*nego, completed);
+
   bj::object out;
   const std::string endpoint = endpoint_of(located->scenario);
   if (endpoint.empty()) {
@@ -487,7 +598,25 @@ bj::object ExchangeService::submit(std::string_view schema_id, const bj::value& 
                             bj::object{{"violations", check.violations()}});
       }
     }
+    if (nego && nego->outbound) {
+      try {
+        answer = mapping::apply_output(*nego->outbound, answer);
+      } catch (const mapping::ApplyError& e) {
+        throw ExchangeError(Kind::invalid_agent_response,
+                            "the agent's reply cannot be translated to version " +
+                                nego->response_version + ": " + e.location() + " " + e.what());
+      }
+    }
     out = answer.is_object() ? answer.get_object() : bj::object{{"result", answer}};
+  }
+  if (nego) {
+    out["schema_version"] = nego->response_version;
+    if (nego->response_version != nego->requested) out["upgraded_from"] = nego->requested;
+    if (!nego->deprecation_warning.empty()) out["deprecation_warning"] = nego->deprecation_warning;
+    if (versioning_->signing()) {
+      out["schema_version_signature"] =
+          versioning_->sign_version(located->scenario, nego->response_version);
+    }
   }
   if (!applied.empty()) out["applied_defaults"] = std::move(applied);
   if (!patches.empty()) {
@@ -502,9 +631,87 @@ bj::object ExchangeService::submit(std::string_view schema_id, const bj::value& 
     bj::object suggestion{{"patch_ids", std::move(ids)}};
     if (!new_keys.empty()) suggestion["new_keys"] = std::move(new_keys);
     if (!modified_keys.empty()) suggestion["modified_keys"] = std::move(modified_keys);
+    if (versioning_) versioning_->sign_in_place(suggestion);
     out["schema_update_suggestion"] = std::move(suggestion);
   }
   return out;
+}
+
+bj::object ExchangeService::compatibility(std::string_view scenario, const bj::value& body) {
+  if (!versioning_) throw ExchangeError(Kind::not_found, "versioning is not enabled");
+  const auto* o = body.if_object();
+  const auto text = [&](std::string_view name) -> std::string {
+    const auto* v = o ? o->if_contains(name) : nullptr;
+    if (!v || v->is_null()) return {};
+    if (!v->is_string()) {
+      throw ExchangeError(Kind::invalid_input, std::string(name) + " must be a string");
+    }
+    return std::string(v->get_string());
+  };
+  if (!o) {
+    throw ExchangeError(Kind::invalid_input,
+                        "the body must be {\"from\", \"to\"} or {\"from\", \"template\"}");
+  }
+  const std::string contract(scenario);
+  latest_version(scenario);  // 404 for an unknown scenario
+  backfill_scenario(contract);
+  std::optional<versioning::Policy> policy;
+  if (const auto p = text("policy"); !p.empty()) {
+    policy = versioning::parse_policy(p);
+    if (!policy) throw ExchangeError(Kind::invalid_input, "policy must be strict or lenient");
+  }
+  std::string from = text("from");
+  if (from.empty()) from = latest_version(scenario);
+  if (const auto* candidate = o->if_contains("template")) {
+    auto parsed = parse_template(*candidate, scenario, "0.0.0-candidate");
+    if (auto* problems = std::get_if<std::vector<TemplateProblem>>(&parsed)) {
+      bj::array list;
+      for (const auto& p : *problems)
+        list.push_back(bj::object{{"path", "/template" + p.path}, {"message", p.message}});
+      throw ExchangeError(Kind::invalid_template,
+                          "the candidate template has problems: " + problems->front().message,
+                          bj::object{{"problems", std::move(list)}});
+    }
+    const auto& t = std::get<Template>(parsed);
+    const std::string to = text("to");
+    return versioning_->compare_candidate(
+        contract, from, to.empty() ? "candidate" : to, contract_input(t),
+        t.response_schema ? *t.response_schema : bj::value(nullptr), policy);
+  }
+  const std::string to = text("to");
+  if (to.empty()) {
+    throw ExchangeError(Kind::invalid_input, "name the version to compare with (\"to\") or send "
+                                             "a candidate \"template\"");
+  }
+  return versioning_->compare(contract, from, to, policy);
+}
+
+bj::object ExchangeService::translate_payload(
+    const versioning::VersioningService::Negotiation& nego, const bj::object& payload) {
+  bj::value translated;
+  try {
+    translated = mapping::apply(*nego.inbound, payload);
+  } catch (const mapping::ApplyError& e) {
+    throw ExchangeError(Kind::invalid_payload,
+                        "the payload cannot be translated from " + nego.requested + " to " +
+                            nego.served + ": " + e.what(),
+                        bj::object{{"violations", bj::array{bj::object{
+                                                      {"instanceLocation", e.location()},
+                                                      {"keywordLocation", ""},
+                                                      {"message", e.what()}}}}});
+  }
+  const auto served = load_template(nego.contract, nego.served);
+  const auto check = compiled(served->tmpl, served->tmpl.schema_id)->evaluate(translated);
+  if (!check.valid) {
+    // The mapping was verified on its examples, not on this payload: say so plainly.
+    throw ExchangeError(Kind::invalid_payload,
+                        "translated from " + nego.requested + " to " + nego.served +
+                            ", the payload does not match " + nego.served + ": " +
+                            check.errors.front().instance_location + " " +
+                            check.errors.front().error,
+                        bj::object{{"violations", check.violations()}});
+  }
+  return translated.as_object();
 }
 
 bj::object ExchangeService::post_patch(std::string_view scenario, const bj::value& body) {
@@ -610,6 +817,7 @@ bj::object ExchangeService::post_patch(std::string_view scenario, const bj::valu
       {"new_keys", std::move(new_keys)},
       {"modified_keys", std::move(modified_keys)}};
   if (const auto* c = o.if_contains("client_id"); c && c->is_string()) patch["client_id"] = *c;
+  if (versioning_) versioning_->sign_in_place(patch);
   store_.put(std::string(kPatches),
              std::string(scenario) + "/" + std::string(patch.at("patch_id").as_string()), patch, 0);
   return patch;
@@ -623,7 +831,9 @@ bj::object ExchangeService::updates(std::string_view scenario, std::string_view 
     if (since_ms && p.at("timestamp_ms").as_int64() <= *since_ms) continue;
     list.push_back(std::move(p));
   }
-  return bj::object{{"scenario", scenario}, {"patches", std::move(list)}};
+  bj::object out{{"scenario", scenario}, {"patches", std::move(list)}};
+  if (versioning_) versioning_->sign_in_place(out);
+  return out;
 }
 
 }  // namespace schemagate::exchange

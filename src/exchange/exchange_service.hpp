@@ -2,6 +2,7 @@
 
 #include "exchange/agent_transport.hpp"
 #include "exchange/template.hpp"
+#include "versioning/versioning_service.hpp"
 
 #include <boost/json/value.hpp>
 
@@ -58,6 +59,14 @@ struct ErrorContract {
 };
 ErrorContract contract_of(ExchangeError::Kind kind);
 
+// A request's seed 003 envelope: the version the client works in, and whether it lets the
+// provider answer in another one.
+struct VersionRequest {
+  std::optional<std::string> schema_version;
+  bool permit_upgrade = false;
+  bool permit_downgrade = false;
+};
+
 struct ExchangeLimits {
   std::size_t max_other_chars = 2000;  // `other` is cut to this many characters
   std::chrono::seconds default_patch_lifetime{std::chrono::hours(24 * 30)};
@@ -83,6 +92,14 @@ class ExchangeService {
 
   boost::json::array list_scenarios();
 
+  // Template families become versioned contracts (seed 003): publishing checks the breaking-
+  // change rules, negotiation and submission honour the compatibility profile, and templates,
+  // patches and update suggestions are signed. Set before serving.
+  void use_versioning(versioning::VersioningService* versioning) { versioning_ = versioning; }
+  // Records every published version the versioning service does not know yet (templates
+  // published before it existed), oldest first. Returns how many.
+  std::size_t backfill_versions();
+
   // Called with the scenario after each new version is published (the server refreshes the
   // search entries of agents whose operations name it). Set before serving.
   void on_published(std::function<void(const std::string& scenario)> listener) {
@@ -98,16 +115,24 @@ class ExchangeService {
     boost::json::object body;
     std::string etag;  // strong, quoted
   };
-  // get_schema_template: the latest version unless `version` is given.
+  // get_schema_template: the default version unless `version` is given, or the highest of
+  // `supported` the scenario accepts (the seed 003 handshake).
   Negotiated negotiate(std::string_view scenario, std::string_view preferred_language,
-                       std::optional<std::string> version = std::nullopt);
+                       std::optional<std::string> version = std::nullopt,
+                       const std::vector<std::string>& supported = {});
   // The JSON Schema of a published version (the latest when `version` is empty).
   boost::json::object json_schema(std::string_view scenario, std::string_view version = {});
 
+  // POST /scenarios/{s}/compatibility: {"from", "to"} compares two published versions,
+  // {"from", "template"} a candidate template; "policy" ("strict" | "lenient") optional.
+  boost::json::object compatibility(std::string_view scenario, const boost::json::value& body);
+
   // submit_payload: validate, complete with defaults, record `other`, execute, and attach active
   // update suggestions. `expected_scenario`, when given, must own the schema_id.
+  // Without a schema_id, `version.schema_version` (or the default) names the template.
   boost::json::object submit(std::string_view schema_id, const boost::json::value& payload,
-                             std::string_view client_id, std::string_view expected_scenario = {});
+                             std::string_view client_id, std::string_view expected_scenario = {},
+                             const VersionRequest& version = {});
 
   // POST /scenarios/{s}/patches: the server fills patch_id, timestamp and expiration.
   boost::json::object post_patch(std::string_view scenario, const boost::json::value& body);
@@ -141,7 +166,17 @@ class ExchangeService {
   std::shared_ptr<const jsonschema::Schema> compiled(const Template& effective,
                                                      const std::string& cache_key);
 
+  // The contract form of a template: its payload schema without the version-specific $id and
+  // title, and its response schema.
+  static boost::json::value contract_input(const Template& t);
+  void backfill_scenario(const std::string& scenario);
+  // A validated payload in the requested version, translated to the served one and checked
+  // against it.
+  boost::json::object translate_payload(const versioning::VersioningService::Negotiation& nego,
+                                        const boost::json::object& payload);
+
   store::Store& store_;
+  versioning::VersioningService* versioning_ = nullptr;
   std::function<void(const std::string&)> on_published_;
   const util::Clock& clock_;
   AgentTransport& transport_;

@@ -5,6 +5,7 @@
 #include "a2a/wire.hpp"
 #include "exchange/exchange_service.hpp"
 #include "json/jcs.hpp"
+#include "mapping/mapping.hpp"
 #include "json/parse.hpp"
 #include "jsonschema/schema.hpp"
 #include "registry/registry_service.hpp"
@@ -13,6 +14,7 @@
 #include "util/hash.hpp"
 #include "util/ids.hpp"
 #include "util/text.hpp"
+#include "versioning/versioning_service.hpp"
 
 #include <boost/json/serialize.hpp>
 
@@ -89,6 +91,11 @@ struct GatewayService::Call {
   std::string schema_key;  // card revision + operation: compiled schemas are cached under it
   unsigned limit = 0;
   std::chrono::milliseconds timeout{0};
+  exchange::VersionRequest version;
+  std::string contract;        // "<agent>:<operation>" when the operation is versioned
+  std::string schema_version;  // the version of the reply
+  std::optional<versioning::VersioningService::Negotiation> nego;  // set when translating
+  bj::object scenario_version;  // what a scenario's exchange said about versions
 };
 
 namespace {
@@ -123,8 +130,10 @@ void GatewayService::apply_limits(Call& call) const {
 
 GatewayService::Call GatewayService::prepare(std::string_view agent_id, std::string_view operation,
                                              const bj::value& input_value,
-                                             const registry::Caller& caller) {
+                                             const registry::Caller& caller,
+                                             const exchange::VersionRequest& version) {
   Call call;
+  call.version = version;
   call.entry = visible(registry_, agent_id, caller);
   const auto& card = *call.entry.card;
   call.input = input_value;
@@ -159,6 +168,7 @@ GatewayService::Call GatewayService::prepare(std::string_view agent_id, std::str
   call.op = op;
   call.schema_key = card.id + "#" + std::to_string(call.entry.revision) + "#" + op->name;
   apply_limits(call);
+  negotiate_version(call);
   if (call.op->scenario.empty() && !call.op->input_schema.is_null()) {
     const auto check =
         schema_for(call.schema_key + "#in", call.op->input_schema)->evaluate(call.input);
@@ -173,11 +183,90 @@ GatewayService::Call GatewayService::prepare(std::string_view agent_id, std::str
   return call;
 }
 
-// An operation that names a scenario runs through the seed-000 exchange.
-bj::value GatewayService::run_scenario(const Call& call, const registry::Caller& caller) {
+void GatewayService::negotiate_version(Call& call) {
+  if (!versioning_ || !call.op->scenario.empty()) return;  // scenarios: the exchange decides
+  const auto& card = *call.entry.card;
+  if (call.op->version.empty()) {
+    if (call.version.schema_version) {
+      throw GatewayError(400, "UnsupportedSchemaVersion",
+                         "operation \"" + call.op->name + "\" of " + card.id +
+                             " has no published versions; call it without a schema version");
+    }
+    return;
+  }
+  call.contract = versioning::VersioningService::operation_contract(card.id, call.op->name);
+  call.schema_version = call.op->version;
+  if (!call.version.schema_version || *call.version.schema_version == call.op->version) return;
+  auto n = versioning_->negotiate(call.contract, call.version.schema_version,
+                                  call.version.permit_upgrade, call.version.permit_downgrade);
+  call.schema_version = n.response_version;
+  if (n.request_input) {
+    const auto check = n.request_input->evaluate(call.input);
+    if (!check.valid) {
+      throw GatewayError(400, "InvalidInput",
+                         "the input does not match version " + n.requested + " of operation \"" +
+                             call.op->name + "\": " + check.errors.front().instance_location +
+                             " " + check.errors.front().error,
+                         bj::object{{"violations", check.violations()}});
+    }
+  }
+  if (n.inbound) {
+    try {
+      call.input = mapping::apply(*n.inbound, call.input);
+    } catch (const mapping::ApplyError& e) {
+      throw GatewayError(400, "InvalidInput",
+                         "the input cannot be translated from " + n.requested + " to " + n.served +
+                             ": " + e.location() + " " + e.what());
+    }
+  }
+  call.nego = std::move(n);
+}
+
+// The reply's version, its deprecation and the signed statement of it.
+void GatewayService::state_version(const Call& call, Outcome& out) {
+  out.headers.clear();  // a batch states the version of its last item
+  if (!call.scenario_version.empty()) {
+    const auto* v = call.scenario_version.if_contains("schema_version");
+    if (!v || !v->is_string()) return;
+    out.schema_version = v->get_string();
+    out.headers.emplace_back("Schema-Version", out.schema_version);
+    if (const auto* s = call.scenario_version.if_contains("schema_version_signature")) {
+      out.headers.emplace_back("Schema-Version-Signature", std::string(s->as_string()));
+    }
+    if (const auto* w = call.scenario_version.if_contains("deprecation_warning")) {
+      out.deprecation_warning = w->as_string();
+    }
+    return;
+  }
+  if (call.contract.empty() || call.schema_version.empty()) return;
+  out.schema_version = call.schema_version;
+  out.headers.emplace_back("Schema-Version", call.schema_version);
+  const auto notice = versioning_->notice(call.contract, call.schema_version);
+  if (!notice.signature.empty()) {
+    out.headers.emplace_back("Schema-Version-Signature", notice.signature);
+  }
+  if (!notice.deprecation_warning.empty()) {
+    out.deprecation_warning = notice.deprecation_warning;
+    // RFC 9745 and RFC 8594.
+    out.headers.emplace_back("Deprecation", "@" + std::to_string(notice.deprecated_since_ms / 1000));
+    out.headers.emplace_back("Sunset", util::format_http_date(notice.sunset_ms));
+  }
+}
+
+// An operation that names a scenario runs through the seed-000 exchange, in the version the
+// request names (or the template family's default).
+bj::value GatewayService::run_scenario(Call& call, const registry::Caller& caller) {
   try {
-    const auto n = exchange_.negotiate(call.op->scenario, "", std::nullopt);
-    return exchange_.submit(n.body.at("schema_id").as_string(), call.input, caller.client_id);
+    bj::object out = exchange_.submit("", call.input, caller.client_id, call.op->scenario,
+                                      call.version);
+    for (const char* k : {"schema_version", "schema_version_signature", "deprecation_warning",
+                          "upgraded_from"}) {
+      if (auto* v = out.if_contains(k)) {
+        call.scenario_version[k] = std::move(*v);
+        out.erase(k);
+      }
+    }
+    return out;
   } catch (const exchange::ExchangeError& e) {
     const auto c = exchange::contract_of(e.kind());
     throw GatewayError(c.status, c.code, e.what(), e.details());
@@ -257,21 +346,50 @@ bj::value GatewayService::check_output(const Call& call, bj::value answer) {
                          bj::object{{"violations", check.violations()}});
     }
   }
+  if (call.nego && call.nego->outbound) {
+    const auto& n = *call.nego;
+    try {
+      answer = mapping::apply_output(*n.outbound, answer);
+    } catch (const mapping::ApplyError& e) {
+      throw GatewayError(502, "InvalidAgentResponse",
+                         "the agent's reply cannot be translated from " + n.served + " to " +
+                             n.response_version + ": " + e.location() + " " + e.what());
+    }
+    if (n.response_output) {
+      const auto check = n.response_output->evaluate(answer);
+      if (!check.valid) {
+        throw GatewayError(502, "InvalidAgentResponse",
+                           "translated to " + n.response_version +
+                               ", the agent's reply does not match that version: " +
+                               check.errors.front().instance_location + " " +
+                               check.errors.front().error,
+                           bj::object{{"violations", check.violations()}});
+      }
+    }
+  }
   return answer;
 }
 
 bj::value GatewayService::invoke_one(std::string_view agent_id, std::string_view operation,
-                                     const bj::value& input_value, const registry::Caller& caller) {
-  const Call call = prepare(agent_id, operation, input_value, caller);
-  if (!call.op->scenario.empty()) return run_scenario(call, caller);
-  if (call.entry.card->speaks_a2a()) return invoke_a2a(call);
-  const auto& id = call.entry.card->id;
-  const Slot slot(mu_, in_flight_, id, call.limit);
-  const auto reply = reaching(id, call.timeout, [&] {
-    return transport_.post_json(call.op->endpoint, bj::serialize(call.input), call.timeout,
-                                credentials_for(id));
-  });
-  return check_reply(call, reply.status, reply.body);
+                                     const bj::value& input_value, const registry::Caller& caller,
+                                     const exchange::VersionRequest& version, Outcome* info) {
+  Call call = prepare(agent_id, operation, input_value, caller, version);
+  bj::value out;
+  if (!call.op->scenario.empty()) {
+    out = run_scenario(call, caller);
+  } else if (call.entry.card->speaks_a2a()) {
+    out = invoke_a2a(call);
+  } else {
+    const auto& id = call.entry.card->id;
+    const Slot slot(mu_, in_flight_, id, call.limit);
+    const auto reply = reaching(id, call.timeout, [&] {
+      return transport_.post_json(call.op->endpoint, bj::serialize(call.input), call.timeout,
+                                  credentials_for(id));
+    });
+    out = check_reply(call, reply.status, reply.body);
+  }
+  if (info) state_version(call, *info);
+  return out;
 }
 
 bool GatewayService::invoke_async(std::string_view agent_id, std::string_view operation,
@@ -279,6 +397,7 @@ bool GatewayService::invoke_async(std::string_view agent_id, std::string_view op
                                   const registry::Caller& caller, InvokeCallback done) {
   if (!body.is_object()) return false;
   auto call = std::make_shared<Call>(prepare(agent_id, operation, body, caller));
+  if (call->nego) return false;  // translations take the blocking path
   if (!call->op->scenario.empty() || call->entry.card->speaks_a2a()) return false;
   const std::string id = call->entry.card->id;
   auto slot = std::make_shared<Slot>(mu_, in_flight_, id, call->limit);
@@ -295,6 +414,7 @@ bool GatewayService::invoke_async(std::string_view agent_id, std::string_view op
           if (error) std::rethrow_exception(error);
           out.body = check_reply(*call, reply.status, reply.body);
           out.verbatim = std::move(reply.body);
+          state_version(*call, out);
         } catch (const exchange::AgentTimeout&) {
           failure = std::make_exception_ptr(timeout_error(call->entry.card->id, call->timeout));
         } catch (const exchange::AgentUnreachable& e) {
@@ -364,14 +484,21 @@ constexpr std::size_t kMaxBufferedReply = 8 << 20;
 std::unique_ptr<EventStream> GatewayService::invoke_stream(std::string_view agent_id,
                                                            std::string_view operation,
                                                            const bj::value& body,
-                                                           const registry::Caller& caller) {
+                                                           const registry::Caller& caller,
+                                                           const exchange::VersionRequest& version) {
   if (!body.is_object()) {
     throw GatewayError(400, "InvalidInput",
                        "a streamed invocation takes one input object; batches are not streamed");
   }
   bj::value input = body;
   const bool stream_flag = input.get_object().erase("stream") > 0;
-  Call call = prepare(agent_id, operation, input, caller);
+  Call call = prepare(agent_id, operation, input, caller, version);
+  if (call.nego && call.op->scenario.empty() && call.nego->translated()) {
+    throw GatewayError(400, "InvalidInput",
+                       "version " + call.nego->requested + " of \"" + call.op->name +
+                           "\" is served by translation, which a stream cannot carry; call "
+                           "without streaming, or in version " + call.op->version);
+  }
   if (!call.op->scenario.empty()) {
     return std::make_unique<SingleEvent>(sse_event("result", run_scenario(call, caller)));
   }
@@ -430,7 +557,8 @@ void GatewayService::set_credentials(std::string_view agent_id,
 GatewayService::Outcome GatewayService::invoke(std::string_view agent_id,
                                                std::string_view operation, const bj::value& body,
                                                const registry::Caller& caller,
-                                               std::string_view idempotency_key) {
+                                               std::string_view idempotency_key,
+                                               const exchange::VersionRequest& version) {
   // A repeat with the same key and body is answered from the store; another body is a conflict.
   std::string idem_key;
   std::string body_hash;
@@ -439,7 +567,7 @@ GatewayService::Outcome GatewayService::invoke(std::string_view agent_id,
       throw GatewayError(400, "InvalidInput", "Idempotency-Key is longer than 255 characters");
     }
     idem_key = caller.client_id + "|" + std::string(agent_id) + "|" + std::string(operation) + "|" +
-               std::string(idempotency_key);
+               version.schema_version.value_or("") + "|" + std::string(idempotency_key);
     body_hash = std::to_string(util::fnv1a64(json::canonicalize(body)));
     if (const auto prior = store_.get(kIdempotency, idem_key)) {
       const auto& p = prior->body.as_object();
@@ -449,7 +577,11 @@ GatewayService::Outcome GatewayService::invoke(std::string_view agent_id,
                              "Idempotency-Key \"" + std::string(idempotency_key) +
                                  "\" was already used with another body");
         }
-        return Outcome{static_cast<int>(p.at("status").as_int64()), p.at("response"), true, {}};
+        Outcome replay;
+        replay.status = static_cast<int>(p.at("status").as_int64());
+        replay.body = p.at("response");
+        replay.replayed = true;
+        return replay;
       }
     }
   }
@@ -463,15 +595,16 @@ GatewayService::Outcome GatewayService::invoke(std::string_view agent_id,
     bj::array results;
     for (const auto& item : items) {
       try {
-        results.push_back(
-            bj::object{{"status", 200}, {"body", invoke_one(agent_id, operation, item, caller)}});
+        results.push_back(bj::object{
+            {"status", 200},
+            {"body", invoke_one(agent_id, operation, item, caller, version, &out)}});
       } catch (const GatewayError& e) {
         results.push_back(bj::object{{"status", e.status()}, {"body", error_body(e)}});
       }
     }
     out.body = std::move(results);
   } else {
-    out.body = invoke_one(agent_id, operation, body, caller);
+    out.body = invoke_one(agent_id, operation, body, caller, version, &out);
   }
   if (!idem_key.empty()) {
     const std::int64_t expires =

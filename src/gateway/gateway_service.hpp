@@ -1,6 +1,7 @@
 #pragma once
 
 #include "exchange/agent_transport.hpp"
+#include "exchange/exchange_service.hpp"
 #include "util/contract_error.hpp"
 
 #include <boost/json/value.hpp>
@@ -29,8 +30,8 @@ namespace schemagate::registry {
 class RegistryService;
 struct Caller;
 }  // namespace schemagate::registry
-namespace schemagate::exchange {
-class ExchangeService;
+namespace schemagate::versioning {
+class VersioningService;
 }
 namespace schemagate::a2a {
 class EventSource;
@@ -73,7 +74,15 @@ class GatewayService {
     // The agent's reply exactly as it came, once validated (invoke_async): sent on as is, which
     // keeps its number formatting and saves serializing `body` again. Empty: serialize `body`.
     std::string verbatim;
+    // Seed 003: the version of the reply, its deprecation warning, and the headers that state
+    // them (Schema-Version, Schema-Version-Signature, Deprecation, Sunset).
+    std::string schema_version;
+    std::string deprecation_warning;
+    std::vector<std::pair<std::string, std::string>> headers;
   };
+  // Operations become versioned contracts: requests may name a version, translated by signed
+  // mappings when the agent speaks another. Set before serving.
+  void use_versioning(versioning::VersioningService* versioning) { versioning_ = versioning; }
   // `body` is the operation's input, or an array of inputs (a batch: 200 with one
   // {"status", "body"} per item). `operation` comes from the path or the body's "operation".
   // Headers the gateway sends to this agent (its API key, say). Write-only: no endpoint or card
@@ -83,7 +92,7 @@ class GatewayService {
 
   Outcome invoke(std::string_view agent_id, std::string_view operation,
                  const boost::json::value& body, const registry::Caller& caller,
-                 std::string_view idempotency_key);
+                 std::string_view idempotency_key, const exchange::VersionRequest& version = {});
 
   // invoke() of one input without blocking: `done` gets the outcome, or a GatewayError in the
   // exception_ptr, on the transport's thread. Errors found before sending are thrown. Returns
@@ -103,7 +112,8 @@ class GatewayService {
   // and kept in what the agent receives.
   std::unique_ptr<EventStream> invoke_stream(std::string_view agent_id, std::string_view operation,
                                              const boost::json::value& body,
-                                             const registry::Caller& caller);
+                                             const registry::Caller& caller,
+                                             const exchange::VersionRequest& version = {});
 
   // A v1.0 SendMessageRequest sent on to an agent that speaks A2A itself, over JSON-RPC in the
   // protocol version its card declared (credentials, concurrency and timeout as for invoke()):
@@ -120,10 +130,16 @@ class GatewayService {
  private:
   struct Call;
   Call prepare(std::string_view agent_id, std::string_view operation,
-               const boost::json::value& input, const registry::Caller& caller);
+               const boost::json::value& input, const registry::Caller& caller,
+               const exchange::VersionRequest& version = {});
+  // Seed 003 on the way in: the input checked in the requested version and translated to the
+  // one the agent speaks.
+  void negotiate_version(Call& call);
+  void state_version(const Call& call, Outcome& out);
   boost::json::value invoke_one(std::string_view agent_id, std::string_view operation,
-                                const boost::json::value& input, const registry::Caller& caller);
-  boost::json::value run_scenario(const Call& call, const registry::Caller& caller);
+                                const boost::json::value& input, const registry::Caller& caller,
+                                const exchange::VersionRequest& version, Outcome* info);
+  boost::json::value run_scenario(Call& call, const registry::Caller& caller);
   std::vector<std::pair<std::string, std::string>> credentials_for(const std::string& agent_id);
   boost::json::value check_reply(const Call& call, int status, const std::string& body);
   boost::json::value check_output(const Call& call, boost::json::value answer);
@@ -139,6 +155,7 @@ class GatewayService {
 
   registry::RegistryService& registry_;
   exchange::ExchangeService& exchange_;
+  versioning::VersioningService* versioning_ = nullptr;
   store::Store& store_;
   const util::Clock& clock_;
   exchange::AgentTransport& transport_;

@@ -3,6 +3,7 @@
 #include "http/outbound.hpp"
 
 #include "util/clock.hpp"
+#include "util/contract_error.hpp"
 #include "util/log.hpp"
 #include "util/metrics.hpp"
 
@@ -202,6 +203,14 @@ Response failure_response(const Request& req, std::exception_ptr failure) {
     std::rethrow_exception(failure);
   } catch (const Error& e) {
     return error_response(e);
+  } catch (const util::ContractError& e) {
+    // A domain room's failure as the contract names it (util::ContractError).
+    Error err(e.status(), e.code(), e.what(),
+              e.details().is_null() ? std::nullopt : std::optional<boost::json::value>(e.details()));
+    if (e.retry_after_seconds() > 0) {
+      err.extra_headers.push_back({"Retry-After", std::to_string(e.retry_after_seconds())});
+    }
+    return error_response(err);
   } catch (const std::exception& e) {
     spdlog::error("{} {} failed: {}", req.method, req.target, e.what());
   } catch (...) {

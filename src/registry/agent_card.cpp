@@ -1,5 +1,7 @@
 #include "registry/agent_card.hpp"
 
+#include "versioning/semver.hpp"
+
 #include "json/pointer.hpp"
 #include "jsonschema/schema.hpp"
 
@@ -230,6 +232,12 @@ std::variant<AgentCard, std::vector<CardProblem>> parse_agent_card(const bj::val
           r.problem(path + "/endpoint", "endpoint must be an http:// or https:// URL");
         }
         if (out.endpoint.empty()) out.endpoint = card.endpoint;
+        out.version = r.text(op, "version", false, 64, path);
+        if (!out.version.empty() && !versioning::SemVer::parse(out.version)) {
+          r.problem(path + "/version",
+                    "version must be a semantic version (MAJOR.MINOR.PATCH), not \"" +
+                        out.version + "\"");
+        }
         out.input_schema_name = r.text(op, "input_schema_name", false, 128, path);
         out.output_schema_name = r.text(op, "output_schema_name", false, 128, path);
         if (out.input_schema_name.empty()) out.input_schema_name = out.name + ".input";

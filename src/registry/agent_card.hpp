@@ -23,6 +23,10 @@ struct Operation {
   // schemas' properties).
   boost::json::value input_fields;
   boost::json::value output_fields;
+  // The semantic version of the operation's schemas (seed 003): as declared by the card, or
+  // given by the registry when the schemas are published (1.0.0, then a minor per compatible
+  // change). Empty for a scenario operation, whose template carries the versions.
+  std::string version;
 };
 
 // Seed 004 §4 agent metadata, checked and normalized. The card as stored keeps every field

@@ -6,6 +6,7 @@
 #include "util/clock.hpp"
 #include "util/hash.hpp"
 #include "util/text.hpp"
+#include "versioning/versioning_service.hpp"
 
 #include <algorithm>
 #include <boost/json/parse.hpp>
@@ -121,6 +122,7 @@ RegistryService::RegistryService(store::Store& store, const util::Clock& clock, 
       clock_(clock),
       embedder_(options.embedder),
       scenario_text_(std::move(options.scenario_text)),
+      versioning_(options.versioning),
       index_(options.exact_vector_search_below) {
   const std::string model = embedder_ ? embedder_->model() : std::string();
   // Cards whose stored vector is missing or stale, embedded in batches after the scan.
@@ -266,14 +268,28 @@ RegistryService::Registered RegistryService::store_card(const bj::value& body,
   const auto extra = extra_text(card);
   const auto text = embedding_text(card, extra);
   const embed::Vector vector = embed_card(card.id, text);
+  std::vector<store::Write> version_writes;
+  std::vector<std::string> contracts;
+  if (versioning_) version_writes = version_operations(card, contracts);
   std::vector<store::Write> writes{
       store::Write::put(std::string(kAgents), card.id, card.raw, expected)};
+  for (auto& w : version_writes)
+    writes.push_back(std::move(w));
   writes.push_back(vector.empty()
                        ? store::Write::remove(std::string(kVectors), card.id)
                        : store::Write::put(std::string(kVectors), card.id,
                                            vector_document(embedder_->model(), text, vector)));
   std::unique_lock lock(mu_);
   store::Document doc;
+  // The versioning service reads its contracts again after this write, whatever its outcome.
+  struct Forget {
+    versioning::VersioningService* v;
+    const std::vector<std::string>& contracts;
+    ~Forget() {
+      for (const auto& c : contracts)
+        if (v) v->forget(c);
+    }
+  } forget{versioning_, contracts};
   try {
     doc = store_.commit(writes).front();
   } catch (const store::ConflictError&) {
@@ -285,6 +301,31 @@ RegistryService::Registered RegistryService::store_card(const bj::value& body,
   meta_[card.id] = {doc.revision, doc.updated_at_ms};
   return Registered{Entry{index_.share(card.id), doc.revision, doc.updated_at_ms},
                     doc.revision == 1};
+}
+
+std::vector<store::Write> RegistryService::version_operations(AgentCard& card,
+                                                              std::vector<std::string>& contracts) {
+  std::vector<store::Write> writes;
+  bj::array* raw_ops = nullptr;
+  if (auto* ops = card.raw.if_contains("operations"); ops && ops->is_array()) {
+    raw_ops = &ops->get_array();
+  }
+  for (std::size_t i = 0; i < card.operations.size(); ++i) {
+    auto& op = card.operations[i];
+    if (!op.scenario.empty()) continue;  // the template family is the contract
+    const std::string contract = versioning::VersioningService::operation_contract(card.id, op.name);
+    const bj::value input = op.input_schema.is_null() ? bj::value(true) : op.input_schema;
+    if (op.version.empty()) op.version = versioning_->next_version(contract, input, op.output_schema);
+    auto plan = versioning_->plan_publish(contract, versioning::VersioningService::Kind::operation,
+                                          op.version, input, op.output_schema);
+    for (auto& w : plan.writes)
+      writes.push_back(std::move(w));
+    contracts.push_back(contract);
+    if (raw_ops && i < raw_ops->size() && (*raw_ops)[i].is_object()) {
+      (*raw_ops)[i].get_object()["version"] = op.version;
+    }
+  }
+  return writes;
 }
 
 RegistryService::Registered RegistryService::create(const bj::value& body) {

@@ -15,8 +15,12 @@
 namespace schemagate::embed {
 class Embedder;
 }
+namespace schemagate::versioning {
+class VersioningService;
+}
 namespace schemagate::store {
 class Store;
+struct Write;
 }
 namespace schemagate::util {
 class Clock;
@@ -70,6 +74,11 @@ class RegistryService {
     // The key descriptions of a scenario's template, indexed with every card whose operations
     // name that scenario (the exchange supplies them; the registry does not know templates).
     std::function<std::vector<std::string>(const std::string& scenario)> scenario_text;
+    // Seed 003: each operation's schemas are a versioned contract "<agent>:<operation>". A
+    // registration publishes a new version of every operation whose schemas changed, in the
+    // same atomic write as the card, and is refused (409 BreakingChange) when a breaking
+    // change is not a new major version.
+    versioning::VersioningService* versioning = nullptr;
   };
   RegistryService(store::Store& store, const util::Clock& clock);
   RegistryService(store::Store& store, const util::Clock& clock, Options options);
@@ -118,6 +127,8 @@ class RegistryService {
 
  private:
   Registered store_card(const boost::json::value& body, std::optional<std::int64_t> expected);
+  // Gives each operation its version and returns the writes that publish the new ones.
+  std::vector<store::Write> version_operations(AgentCard& card, std::vector<std::string>& contracts);
   Entry entry_from(std::shared_ptr<const AgentCard> card);
   std::vector<std::string> extra_text(const AgentCard& card) const;
   // The card's vector from its embedding text; empty when the embedder fails or answers with
@@ -129,6 +140,7 @@ class RegistryService {
   const util::Clock& clock_;
   embed::Embedder* embedder_;
   std::function<std::vector<std::string>(const std::string&)> scenario_text_;
+  versioning::VersioningService* versioning_;
   mutable std::shared_mutex mu_;  // the index: many searches, few registrations
   SearchIndex index_;
   std::unordered_map<std::string, std::pair<std::int64_t, std::int64_t>>

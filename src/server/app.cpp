@@ -7,6 +7,7 @@
 #include "api/gateway_routes.hpp"
 #include "api/ops.hpp"
 #include "api/registry_routes.hpp"
+#include "api/versioning_routes.hpp"
 #include "embed/http_embedder.hpp"
 #include "embed/word_vectors.hpp"
 #include "exchange/exchange_service.hpp"
@@ -16,9 +17,11 @@
 #include "registry/registry_service.hpp"
 #include "server/http_agent_transport.hpp"
 #include "server/http_card_fetcher.hpp"
+#include "signing/key_store.hpp"
 #include "util/clock.hpp"
 #include "util/log.hpp"
 #include "util/metrics.hpp"
+#include "versioning/versioning_service.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -77,9 +80,28 @@ int run(const Config& config, const StartHook& on_start) {
   spdlog::info("store: {} at {} (schema version {})", info.backend, info.location,
                info.schema_version);
 
+  signing::KeyStore keys(*store, clock);
+  versioning::VersioningOptions versioning_options;
+  versioning_options.policy =
+      versioning::parse_policy(config.versioning.policy).value_or(versioning::Policy::strict);
+  versioning_options.min_deprecation_notice =
+      std::chrono::hours(24 * config.versioning.min_deprecation_days);
+  versioning_options.sign_responses = config.versioning.sign_responses;
+  versioning::VersioningService versioning(*store, clock, keys, versioning_options);
+  try {
+    spdlog::info("signing: key {} (GET /.well-known/jwks.json)", keys.active().kid);
+  } catch (const std::exception& e) {
+    spdlog::critical("signing: {}", e.what());
+    return 1;
+  }
+
   http::Client agent_client;
   HttpAgentTransport transport(agent_client);
   exchange::ExchangeService exchange(*store, clock, transport, config.exchange);
+  exchange.use_versioning(&versioning);
+  if (const auto n = exchange.backfill_versions()) {
+    spdlog::info("versioning: {} template families recorded as versioned contracts", n);
+  }
   http::Client embedding_client;
   std::unique_ptr<embed::Embedder> embedder;
   try {
@@ -92,7 +114,8 @@ int run(const Config& config, const StartHook& on_start) {
   registry::RegistryService registry(
       *store, clock,
       {embedder.get(), config.search.exact_vector_search_below,
-       [&exchange](const std::string& scenario) { return exchange.key_descriptions(scenario); }});
+       [&exchange](const std::string& scenario) { return exchange.key_descriptions(scenario); },
+       &versioning});
   spdlog::info("registry: {} agents indexed", registry.size());
   exchange.on_published([&registry](const std::string& scenario) {
     if (const auto n = registry.refresh_scenario(scenario)) {
@@ -102,6 +125,7 @@ int run(const Config& config, const StartHook& on_start) {
   gateway::GatewayLimits gateway_limits;
   gateway_limits.agent_timeout = config.exchange.agent_timeout;
   gateway::GatewayService gateway(registry, exchange, *store, clock, transport, gateway_limits);
+  gateway.use_versioning(&versioning);
 
   // The A2A face invokes through the gateway: the same validation, forwarding and limits.
   a2a::Invoker invoker{[&gateway](const std::string& agent, const std::string& op,
@@ -159,6 +183,7 @@ int run(const Config& config, const StartHook& on_start) {
   HttpCardFetcher card_fetcher(agent_client);
   api::add_registry_routes(router, registry, auth, card_fetcher, config.json_limits);
   api::add_gateway_routes(router, gateway, auth, config.json_limits);
+  api::add_versioning_routes(router, versioning, auth, config.json_limits);
   const api::A2ARouteOptions a2a_routes{config.json_limits, config.a2a.public_url,
                                         config.http.tls.has_value()};
   api::add_a2a_routes(router, a2a_service, auth, a2a_routes);

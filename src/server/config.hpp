@@ -27,6 +27,13 @@ struct A2AConfig {
   std::chrono::hours task_retention{24 * 7};
 };
 
+// Seed 003: schema versions, mappings and signatures.
+struct VersioningConfig {
+  std::string policy = "strict";  // the breaking-change policy: strict or lenient
+  unsigned min_deprecation_days = 90;
+  bool sign_responses = true;  // signed negotiation, versions, suggestions, profiles
+};
+
 // Everything `schemagate serve` can be told, from flags, SCHEMAGATE_* variables or a file.
 struct Config {
   Config() { http.handler_threads = 16; }  // gateway calls block: keep the I/O threads free
@@ -36,6 +43,7 @@ struct Config {
   exchange::ExchangeLimits exchange;
   SearchConfig search;
   A2AConfig a2a;
+  VersioningConfig versioning;
   std::string log_level = "info";
   std::string admin_key;  // from SCHEMAGATE_ADMIN_KEY only: keys do not belong in argv
 };

@@ -50,4 +50,13 @@ std::optional<std::int64_t> parse_rfc3339_ms(std::string_view text) {
   return static_cast<std::int64_t>(timegm(&tm)) * 1000 + ms;
 }
 
+std::string format_http_date(std::int64_t unix_ms) {
+  const std::time_t t = static_cast<std::time_t>(unix_ms / 1000);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+  return buf;
+}
+
 }  // namespace schemagate::util

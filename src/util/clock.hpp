@@ -44,5 +44,7 @@ std::string format_rfc3339(Clock::time_point t);
 // The milliseconds since the epoch of an RFC 3339 timestamp in UTC ("Z", fractions optional);
 // nullopt when the text is not one.
 std::optional<std::int64_t> parse_rfc3339_ms(std::string_view text);
+// RFC 9110 §5.6.7 IMF-fixdate ("Sun, 06 Nov 1994 08:49:37 GMT") of a moment.
+std::string format_http_date(std::int64_t unix_ms);
 
 }  // namespace schemagate::util

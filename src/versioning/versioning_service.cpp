@@ -41,6 +41,12 @@ std::shared_ptr<const jsonschema::Schema> compile_or_null(const bj::value& schem
   return std::make_shared<jsonschema::Schema>(jsonschema::Schema::compile(schema));
 }
 
+std::string deprecation_text(const std::string& contract, const std::string& version,
+                             std::int64_t date_ms, const std::string& successor) {
+  return "version " + version + " of " + contract + " is deprecated and will be withdrawn on " +
+         format_ms(date_ms) + (successor != version ? "; migrate to " + successor : "");
+}
+
 }  // namespace
 
 struct VersioningService::State {
@@ -110,6 +116,11 @@ void VersioningService::forget(const std::string& contract) {
   cache_.erase(contract);
 }
 
+void VersioningService::forget_all() {
+  std::lock_guard lock(mu_);
+  cache_.clear();
+}
+
 std::shared_ptr<const VersioningService::State> VersioningService::load(
     const std::string& contract) {
   auto s = std::make_shared<State>();
@@ -163,6 +174,10 @@ std::shared_ptr<const VersioningService::State> VersioningService::load(
   return s;
 }
 
+bool VersioningService::knows(const std::string& contract, const std::string& version) {
+  return state(contract)->versions.contains(version);
+}
+
 std::optional<std::string> VersioningService::current(const std::string& contract) {
   const auto s = state(contract);
   if (!s->exists) return std::nullopt;
@@ -172,7 +187,8 @@ std::optional<std::string> VersioningService::current(const std::string& contrac
 VersioningService::Planned VersioningService::plan_publish(const std::string& contract, Kind kind,
                                                            const std::string& version,
                                                            const bj::value& input_schema,
-                                                           const bj::value& output_schema) {
+                                                           const bj::value& output_schema,
+                                                           bool enforce_rules) {
   const auto sv = SemVer::parse(version);
   if (!sv) {
     throw ContractError(400, "InvalidInput",
@@ -198,7 +214,8 @@ VersioningService::Planned VersioningService::plan_publish(const std::string& co
       plan.previous = v;
     }
   }
-  if (kind == Kind::operation && !s->current.empty() && !by_precedence(s->current, version)) {
+  if (enforce_rules && kind == Kind::operation && !s->current.empty() &&
+      !by_precedence(s->current, version)) {
     throw ContractError(409, "Conflict",
                         "operation " + contract + " is at version " + s->current + "; " +
                             version + " is not newer");
@@ -211,7 +228,8 @@ VersioningService::Planned VersioningService::plan_publish(const std::string& co
                output_schema.is_null() ? bj::value(true) : output_schema, Direction::output,
                options_.policy, plan.report);
     }
-    if (const auto why = bump_problem(plan.previous, version, plan.report); !why.empty()) {
+    if (const auto why = bump_problem(plan.previous, version, plan.report);
+        enforce_rules && !why.empty()) {
       throw ContractError(409, "BreakingChange", contract + ": " + why,
                           plan.report.to_json(plan.previous, version, options_.policy));
     }
@@ -294,13 +312,11 @@ bj::object VersioningService::compare(const std::string& contract, const std::st
   if (!s->exists) throw ContractError(404, "NotFound", "no contract \"" + contract + "\"");
   const auto it = s->versions.find(to);
   if (it == s->versions.end()) throw ContractError(404, "NotFound", contract + " has no version " + to);
-  auto out = compare_candidate(contract, from, it->second.input, it->second.output, policy);
-  out["to"] = to;
-  return out;
+  return compare_candidate(contract, from, to, it->second.input, it->second.output, policy);
 }
 
 bj::object VersioningService::compare_candidate(const std::string& contract,
-                                                const std::string& from,
+                                                const std::string& from, const std::string& to,
                                                 const bj::value& input_schema,
                                                 const bj::value& output_schema,
                                                 std::optional<Policy> policy) {
@@ -317,8 +333,13 @@ bj::object VersioningService::compare_candidate(const std::string& contract,
              output_schema.is_null() ? bj::value(true) : output_schema, Direction::output, p,
              report);
   }
-  auto out = report.to_json(from, "candidate", p);
+  auto out = report.to_json(from, to, p);
   out["contract"] = contract;
+  if (SemVer::parse(to)) {
+    const auto problem = bump_problem(from, to, report);
+    out["allowed"] = problem.empty();
+    if (!problem.empty()) out["problem"] = problem;
+  }
   return out;
 }
 
@@ -650,13 +671,12 @@ VersioningService::Negotiation VersioningService::negotiate(
   n.request_input = s->versions.at(n.requested).input_check;
   n.response_output = s->versions.at(n.response_version).output_check;
   for (const auto& v : {n.requested, n.response_version}) {
+    if (!n.deprecation_warning.empty()) break;
     const auto it = s->deprecations.find(v);
-    if (it == s->deprecations.end() || !n.deprecation_warning.empty()) continue;
+    if (it == s->deprecations.end()) continue;
     n.deprecated_since_ms = it->second.announced_ms;
     n.sunset_ms = it->second.date_ms;
-    n.deprecation_warning = "version " + v + " of " + contract + " is deprecated and will be " +
-                            "withdrawn on " + format_ms(it->second.date_ms) + "; migrate to " +
-                            def;
+    n.deprecation_warning = deprecation_text(contract, v, it->second.date_ms, def);
   }
   return n;
 }
@@ -692,7 +712,31 @@ bj::object VersioningService::handshake(const std::string& contract,
 std::string VersioningService::sign_version(const std::string& contract,
                                             const std::string& version) {
   if (!options_.sign_responses) return {};
-  return keys_.sign(bj::object{{"contract", contract}, {"schema_version", version}});
+  const std::string key = contract + "\n" + version;
+  {
+    std::lock_guard lock(mu_);
+    if (const auto it = version_signatures_.find(key); it != version_signatures_.end()) {
+      return it->second;
+    }
+  }
+  // Ed25519 is deterministic: the statement for a version never changes under one key.
+  std::string jws = keys_.sign(bj::object{{"contract", contract}, {"schema_version", version}});
+  std::lock_guard lock(mu_);
+  if (version_signatures_.size() > 100'000) version_signatures_.clear();
+  return version_signatures_.try_emplace(key, std::move(jws)).first->second;
+}
+
+VersioningService::Notice VersioningService::notice(const std::string& contract,
+                                                    const std::string& version) {
+  Notice n;
+  const auto s = state(contract);
+  if (const auto it = s->deprecations.find(version); it != s->deprecations.end()) {
+    n.deprecated_since_ms = it->second.announced_ms;
+    n.sunset_ms = it->second.date_ms;
+    n.deprecation_warning = deprecation_text(contract, version, it->second.date_ms, s->current);
+  }
+  n.signature = sign_version(contract, version);
+  return n;
 }
 
 void VersioningService::sign_in_place(bj::object& document) {

@@ -57,10 +57,13 @@ class VersioningService {
   // util::ContractError 409 BreakingChange (details: the report) when the change is breaking
   // and the version is not a new major one; 409 Conflict when the version exists with other
   // schemas. `native_current`: for an operation, the agent now speaks this version only.
+  // `enforce_rules` false records a version as it is (one published before versioning).
   Planned plan_publish(const std::string& contract, Kind kind, const std::string& version,
                        const boost::json::value& input_schema,
-                       const boost::json::value& output_schema);
+                       const boost::json::value& output_schema, bool enforce_rules = true);
+  bool knows(const std::string& contract, const std::string& version);
   void forget(const std::string& contract);  // after the caller's commit (or a failure)
+  void forget_all();                         // trust in a signing key changed
 
   // The version the contract's provider speaks now (the latest release for a template
   // family); nullopt for an unknown contract.
@@ -74,7 +77,10 @@ class VersioningService {
   // or between a published version and candidate schemas.
   boost::json::object compare(const std::string& contract, const std::string& from,
                               const std::string& to, std::optional<Policy> policy);
+  // `to` labels the candidate; when it is a version, the report says whether publishing it
+  // would be allowed ("allowed", and "problem" when not).
   boost::json::object compare_candidate(const std::string& contract, const std::string& from,
+                                        const std::string& to,
                                         const boost::json::value& input_schema,
                                         const boost::json::value& output_schema,
                                         std::optional<Policy> policy);
@@ -131,6 +137,16 @@ class VersioningService {
   boost::json::object handshake(const std::string& contract,
                                 const std::vector<std::string>& supported);
 
+  // What every response in `version` carries: its deprecation (seed 003 §3.5) and, when
+  // signing is on, the signed statement of the version. Cached: cheap on the hot path.
+  struct Notice {
+    std::string deprecation_warning;
+    std::int64_t deprecated_since_ms = 0;
+    std::int64_t sunset_ms = 0;
+    std::string signature;
+  };
+  Notice notice(const std::string& contract, const std::string& version);
+
   // A detached JWS over {"contract","schema_version"}: the negotiated version in signed form
   // (seed 003 §8). Empty when signing is off.
   std::string sign_version(const std::string& contract, const std::string& version);
@@ -153,6 +169,7 @@ class VersioningService {
   VersioningOptions options_;
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<const State>> cache_;
+  std::map<std::string, std::string> version_signatures_;  // "<contract>\n<version>" -> JWS
 };
 
 }  // namespace schemagate::versioning
