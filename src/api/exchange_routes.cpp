@@ -270,40 +270,39 @@ void add_exchange_routes(http::Router& router, exchange::ExchangeService& servic
     return r;
   });
 
-  router.add(
-      "POST", "/scenarios/{scenario}/payloads", [&service, &auth, &limits](http::Request& req) {
-        auth.require(req, Role::client);
-        const auto body = read_json_body(req, limits);
-        if (!body.is_object()) {
-          throw http::Error(400, "InvalidInput",
-                            "the body must be {\"schema_id\", \"payload\", \"client_id\"?}");
-        }
-        const auto& o = body.get_object();
-        const auto result = call([&] {
-          const auto* id = o.if_contains("schema_id");
-          const auto* payload = o.if_contains("payload");
-          if (id && !id->is_string())
-            throw ExchangeError(Kind::invalid_input, "schema_id must be a string");
-          if (!payload) throw ExchangeError(Kind::invalid_input, "payload is required");
-          const auto* client = o.if_contains("client_id");
-          const std::string client_id =
-              client && client->is_string() ? std::string(client->get_string())
-              : req.header("X-Client-Id")   ? std::string(*req.header("X-Client-Id"))
-                                            : std::string();
-          return service.submit(id ? std::string_view(id->get_string()) : std::string_view{},
-                                *payload, client_id, req.param("scenario"), read_version_request(o));
-        });
-        return http::Response::json(200, result);
-      });
+  router.add("POST", "/scenarios/{scenario}/payloads",
+             [&service, &auth, &limits](http::Request& req) {
+               auth.require(req, Role::client);
+               const auto body = read_json_body(req, limits);
+               if (!body.is_object()) {
+                 throw http::Error(400, "InvalidInput",
+                                   "the body must be {\"schema_id\", \"payload\", \"client_id\"?}");
+               }
+               const auto& o = body.get_object();
+               const auto result = call([&] {
+                 const auto* id = o.if_contains("schema_id");
+                 const auto* payload = o.if_contains("payload");
+                 if (id && !id->is_string())
+                   throw ExchangeError(Kind::invalid_input, "schema_id must be a string");
+                 if (!payload) throw ExchangeError(Kind::invalid_input, "payload is required");
+                 const auto* client = o.if_contains("client_id");
+                 const std::string client_id =
+                     client && client->is_string() ? std::string(client->get_string())
+                     : req.header("X-Client-Id")   ? std::string(*req.header("X-Client-Id"))
+                                                   : std::string();
+                 return service.submit(id ? std::string_view(id->get_string()) : std::string_view{},
+                                       *payload, client_id, req.param("scenario"),
+                                       read_version_request(o));
+               });
+               return http::Response::json(200, result);
+             });
 
   // Seed 003 §3.4: what publishing a version would change, without publishing it.
   router.add("POST", "/scenarios/{scenario}/compatibility",
              [&service, &limits](http::Request& req) {
                const auto body = read_json_body(req, limits);
-               return http::Response::json(200, call([&] {
-                                             return service.compatibility(req.param("scenario"),
-                                                                          body);
-                                           }));
+               return http::Response::json(
+                   200, call([&] { return service.compatibility(req.param("scenario"), body); }));
              });
 
   router.add("GET", "/scenarios/{scenario}/endpoint", [&service](http::Request& req) {

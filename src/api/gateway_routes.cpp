@@ -98,7 +98,8 @@ VersionedInput versioned_input(const http::Request& req, const boost::json::valu
 http::Response versioned_reply(gateway::GatewayService::Outcome out, bool envelope) {
   http::Response r;
   if (envelope && !out.schema_version.empty()) {
-    boost::json::object env{{"schema_version", out.schema_version}, {"payload", std::move(out.body)}};
+    boost::json::object env{{"schema_version", out.schema_version},
+                            {"payload", std::move(out.body)}};
     if (!out.deprecation_warning.empty()) env["deprecation_warning"] = out.deprecation_warning;
     r = http::Response::json(out.status, env);
   } else if (!out.verbatim.empty()) {
@@ -108,7 +109,8 @@ http::Response versioned_reply(gateway::GatewayService::Outcome out, bool envelo
   }
   for (auto& [name, value] : out.headers)
     r.set_header(name, value);
-  if (!out.deprecation_warning.empty()) r.set_header("Deprecation-Warning", out.deprecation_warning);
+  if (!out.deprecation_warning.empty())
+    r.set_header("Deprecation-Warning", out.deprecation_warning);
   return r;
 }
 
@@ -176,8 +178,8 @@ http::Response invoke(gateway::GatewayService& service, Auth& auth, const json::
       audit(200);
       return r;
     }
-    auto out = service.invoke(req.param("id"), operation, body, Auth::caller(who),
-                              key ? *key : "", versioned.version);
+    auto out = service.invoke(req.param("id"), operation, body, Auth::caller(who), key ? *key : "",
+                              versioned.version);
     const bool replayed = out.replayed;
     const int status = out.status;
     auto r = versioned_reply(std::move(out), versioned.envelope);

@@ -37,8 +37,8 @@ bool is_version_envelope(const bj::value& body) {
   if (!o || !o->contains("schema_version") || !o->contains("payload")) return false;
   for (const auto& kv : *o) {
     const auto k = kv.key();
-    if (k != "schema_version" && k != "version_negotiation" && k != "payload" &&
-        k != "operation" && k != "stream") {
+    if (k != "schema_version" && k != "version_negotiation" && k != "payload" && k != "operation" &&
+        k != "stream") {
       return false;
     }
   }

@@ -19,14 +19,15 @@ std::string text_member(const bj::value& body, std::string_view name, bool requi
     if (required) throw http::Error(400, "InvalidInput", std::string(name) + " is required");
     return {};
   }
-  if (!v->is_string()) throw http::Error(400, "InvalidInput", std::string(name) + " must be a string");
+  if (!v->is_string())
+    throw http::Error(400, "InvalidInput", std::string(name) + " must be a string");
   return std::string(v->get_string());
 }
 
 }  // namespace
 
-void add_versioning_routes(http::Router& router, versioning::VersioningService& service,
-                           Auth& auth, const json::ParseLimits& limits) {
+void add_versioning_routes(http::Router& router, versioning::VersioningService& service, Auth& auth,
+                           const json::ParseLimits& limits) {
   router.add("GET", "/.well-known/schema-manifest.json", [&service](http::Request& req) {
     const auto m = service.manifest();
     if (const auto inm = req.header("If-None-Match"); inm && *inm == m.etag) {
@@ -68,8 +69,8 @@ void add_versioning_routes(http::Router& router, versioning::VersioningService& 
 
   router.add("POST", "/contracts/{contract}/handshake", [&service, &limits](http::Request& req) {
     const auto body = read_json_body(req, limits);
-    const auto* list = body.is_object() ? body.get_object().if_contains("supported_versions")
-                                        : nullptr;
+    const auto* list =
+        body.is_object() ? body.get_object().if_contains("supported_versions") : nullptr;
     if (!list || !list->is_array()) {
       throw http::Error(400, "InvalidInput",
                         "the body must be {\"supported_versions\": [\"1.0.0\", ...]}");
@@ -98,18 +99,17 @@ void add_versioning_routes(http::Router& router, versioning::VersioningService& 
         200, service.get_mapping(req.param("contract"), req.param("from"), req.param("to")));
   });
 
-  router.add("PUT", "/mappings/{contract}/{from}/{to}",
-             [&service, &auth, &limits](http::Request& req) {
-               const auto who = auth.require(req, Role::publisher);
-               const auto body = read_json_body(req, limits);
-               const auto stored = service.put_mapping(req.param("contract"), req.param("from"),
-                                                       req.param("to"), body);
-               auth.access().audit(who.client_id, "put_mapping",
-                                   req.param("contract") + "/" + req.param("from") + "/" +
-                                       req.param("to"),
-                                   stored.created ? 201 : 200, 0);
-               return http::Response::json(stored.created ? 201 : 200, stored.document);
-             });
+  router.add(
+      "PUT", "/mappings/{contract}/{from}/{to}", [&service, &auth, &limits](http::Request& req) {
+        const auto who = auth.require(req, Role::publisher);
+        const auto body = read_json_body(req, limits);
+        const auto stored =
+            service.put_mapping(req.param("contract"), req.param("from"), req.param("to"), body);
+        auth.access().audit(who.client_id, "put_mapping",
+                            req.param("contract") + "/" + req.param("from") + "/" + req.param("to"),
+                            stored.created ? 201 : 200, 0);
+        return http::Response::json(stored.created ? 201 : 200, stored.document);
+      });
 
   router.add("POST", "/signing/keys/rotate", [&service, &auth](http::Request& req) {
     const auto who = auth.require(req, Role::admin);
@@ -135,8 +135,8 @@ void add_versioning_routes(http::Router& router, versioning::VersioningService& 
     try {
       auto entry = service.keys().trust(*jwk, text_member(body, "note", false));
       service.forget_all();  // mappings it signed may be used now
-      auth.access().audit(who.client_id, "trust_key", std::string(entry.at("kid").as_string()),
-                          200, 0);
+      auth.access().audit(who.client_id, "trust_key", std::string(entry.at("kid").as_string()), 200,
+                          0);
       return http::Response::json(200, entry);
     } catch (const std::invalid_argument& e) {
       throw http::Error(400, "InvalidInput", std::string("jwk: ") + e.what());

@@ -20,7 +20,7 @@ class Auth;
 //   PUT  /contracts/{c}/versions/{v}/deprecation       {deprecation_date}
 //   GET|PUT /mappings/{c}/{from}/{to}                  signed mapping documents
 //   POST /signing/keys/rotate, GET|PUT /signing/trusted-keys, DELETE /signing/trusted-keys/{kid}
-void add_versioning_routes(http::Router& router, versioning::VersioningService& service,
-                           Auth& auth, const json::ParseLimits& limits);
+void add_versioning_routes(http::Router& router, versioning::VersioningService& service, Auth& auth,
+                           const json::ParseLimits& limits);
 
 }  // namespace schemagate::api

@@ -3,10 +3,10 @@
 #include "json/jcs.hpp"
 #include "json/parse.hpp"
 #include "jsonschema/schema.hpp"
+#include "mapping/mapping.hpp"
 #include "store/store.hpp"
 #include "util/clock.hpp"
 #include "util/hash.hpp"
-#include "mapping/mapping.hpp"
 #include "versioning/semver.hpp"
 #include "versioning/versioning_service.hpp"
 
@@ -336,8 +336,8 @@ ExchangeService::Negotiated ExchangeService::negotiate(std::string_view scenario
     backfill_scenario(std::string(scenario));
     const std::string contract(scenario);
     if (!version && !supported.empty()) {
-      version = std::string(versioning_->handshake(contract, supported).at("schema_version")
-                                .as_string());
+      version =
+          std::string(versioning_->handshake(contract, supported).at("schema_version").as_string());
     }
     const auto n = versioning_->negotiate(contract, version, false, false);
     v = n.served;
@@ -492,9 +492,9 @@ bj::object ExchangeService::submit(std::string_view schema_id_in, const bj::valu
   } else {
     located = find_schema_id(schema_id_in);
     if (version.schema_version && *version.schema_version != located->version) {
-      throw ExchangeError(Kind::invalid_input,
-                          "schema_id \"" + std::string(schema_id_in) + "\" is version " +
-                              located->version + ", not " + *version.schema_version);
+      throw ExchangeError(Kind::invalid_input, "schema_id \"" + std::string(schema_id_in) +
+                                                   "\" is version " + located->version + ", not " +
+                                                   *version.schema_version);
     }
   }
   const std::string schema_id = located->tmpl.schema_id;
@@ -680,8 +680,9 @@ bj::object ExchangeService::compatibility(std::string_view scenario, const bj::v
   }
   const std::string to = text("to");
   if (to.empty()) {
-    throw ExchangeError(Kind::invalid_input, "name the version to compare with (\"to\") or send "
-                                             "a candidate \"template\"");
+    throw ExchangeError(Kind::invalid_input,
+                        "name the version to compare with (\"to\") or send "
+                        "a candidate \"template\"");
   }
   return versioning_->compare(contract, from, to, policy);
 }
@@ -692,13 +693,13 @@ bj::object ExchangeService::translate_payload(
   try {
     translated = mapping::apply(*nego.inbound, payload);
   } catch (const mapping::ApplyError& e) {
-    throw ExchangeError(Kind::invalid_payload,
-                        "the payload cannot be translated from " + nego.requested + " to " +
-                            nego.served + ": " + e.what(),
-                        bj::object{{"violations", bj::array{bj::object{
-                                                      {"instanceLocation", e.location()},
-                                                      {"keywordLocation", ""},
-                                                      {"message", e.what()}}}}});
+    throw ExchangeError(
+        Kind::invalid_payload,
+        "the payload cannot be translated from " + nego.requested + " to " + nego.served + ": " +
+            e.what(),
+        bj::object{{"violations", bj::array{bj::object{{"instanceLocation", e.location()},
+                                                       {"keywordLocation", ""},
+                                                       {"message", e.what()}}}}});
   }
   const auto served = load_template(nego.contract, nego.served);
   const auto check = compiled(served->tmpl, served->tmpl.schema_id)->evaluate(translated);

@@ -5,9 +5,9 @@
 #include "a2a/wire.hpp"
 #include "exchange/exchange_service.hpp"
 #include "json/jcs.hpp"
-#include "mapping/mapping.hpp"
 #include "json/parse.hpp"
 #include "jsonschema/schema.hpp"
+#include "mapping/mapping.hpp"
 #include "registry/registry_service.hpp"
 #include "store/store.hpp"
 #include "util/clock.hpp"
@@ -205,8 +205,8 @@ void GatewayService::negotiate_version(Call& call) {
     if (!check.valid) {
       throw GatewayError(400, "InvalidInput",
                          "the input does not match version " + n.requested + " of operation \"" +
-                             call.op->name + "\": " + check.errors.front().instance_location +
-                             " " + check.errors.front().error,
+                             call.op->name + "\": " + check.errors.front().instance_location + " " +
+                             check.errors.front().error,
                          bj::object{{"violations", check.violations()}});
     }
   }
@@ -248,7 +248,8 @@ void GatewayService::state_version(const Call& call, Outcome& out) {
   if (!notice.deprecation_warning.empty()) {
     out.deprecation_warning = notice.deprecation_warning;
     // RFC 9745 and RFC 8594.
-    out.headers.emplace_back("Deprecation", "@" + std::to_string(notice.deprecated_since_ms / 1000));
+    out.headers.emplace_back("Deprecation",
+                             "@" + std::to_string(notice.deprecated_since_ms / 1000));
     out.headers.emplace_back("Sunset", util::format_http_date(notice.sunset_ms));
   }
 }
@@ -257,10 +258,10 @@ void GatewayService::state_version(const Call& call, Outcome& out) {
 // request names (or the template family's default).
 bj::value GatewayService::run_scenario(Call& call, const registry::Caller& caller) {
   try {
-    bj::object out = exchange_.submit("", call.input, caller.client_id, call.op->scenario,
-                                      call.version);
-    for (const char* k : {"schema_version", "schema_version_signature", "deprecation_warning",
-                          "upgraded_from"}) {
+    bj::object out =
+        exchange_.submit("", call.input, caller.client_id, call.op->scenario, call.version);
+    for (const char* k :
+         {"schema_version", "schema_version_signature", "deprecation_warning", "upgraded_from"}) {
       if (auto* v = out.if_contains(k)) {
         call.scenario_version[k] = std::move(*v);
         out.erase(k);
@@ -481,11 +482,9 @@ constexpr std::size_t kMaxBufferedReply = 8 << 20;
 
 }  // namespace
 
-std::unique_ptr<EventStream> GatewayService::invoke_stream(std::string_view agent_id,
-                                                           std::string_view operation,
-                                                           const bj::value& body,
-                                                           const registry::Caller& caller,
-                                                           const exchange::VersionRequest& version) {
+std::unique_ptr<EventStream> GatewayService::invoke_stream(
+    std::string_view agent_id, std::string_view operation, const bj::value& body,
+    const registry::Caller& caller, const exchange::VersionRequest& version) {
   if (!body.is_object()) {
     throw GatewayError(400, "InvalidInput",
                        "a streamed invocation takes one input object; batches are not streamed");
@@ -497,7 +496,8 @@ std::unique_ptr<EventStream> GatewayService::invoke_stream(std::string_view agen
     throw GatewayError(400, "InvalidInput",
                        "version " + call.nego->requested + " of \"" + call.op->name +
                            "\" is served by translation, which a stream cannot carry; call "
-                           "without streaming, or in version " + call.op->version);
+                           "without streaming, or in version " +
+                           call.op->version);
   }
   if (!call.op->scenario.empty()) {
     return std::make_unique<SingleEvent>(sse_event("result", run_scenario(call, caller)));
@@ -595,9 +595,9 @@ GatewayService::Outcome GatewayService::invoke(std::string_view agent_id,
     bj::array results;
     for (const auto& item : items) {
       try {
-        results.push_back(bj::object{
-            {"status", 200},
-            {"body", invoke_one(agent_id, operation, item, caller, version, &out)}});
+        results.push_back(
+            bj::object{{"status", 200},
+                       {"body", invoke_one(agent_id, operation, item, caller, version, &out)}});
       } catch (const GatewayError& e) {
         results.push_back(bj::object{{"status", e.status()}, {"body", error_body(e)}});
       }

@@ -205,8 +205,9 @@ Response failure_response(const Request& req, std::exception_ptr failure) {
     return error_response(e);
   } catch (const util::ContractError& e) {
     // A domain room's failure as the contract names it (util::ContractError).
-    Error err(e.status(), e.code(), e.what(),
-              e.details().is_null() ? std::nullopt : std::optional<boost::json::value>(e.details()));
+    Error err(
+        e.status(), e.code(), e.what(),
+        e.details().is_null() ? std::nullopt : std::optional<boost::json::value>(e.details()));
     if (e.retry_after_seconds() > 0) {
       err.extra_headers.push_back({"Retry-After", std::to_string(e.retry_after_seconds())});
     }

@@ -20,9 +20,10 @@ using Kind = Step::Kind;
 
 namespace {
 
-constexpr const char* kFunctions[] = {"concat", "split", "lookup", "to_number", "to_string", "date"};
-constexpr const char* kDateFormats[] = {"date", "date-time", "us-date", "eu-date", "unix-s",
-                                        "unix-ms"};
+constexpr const char* kFunctions[] = {"concat",    "split",     "lookup",
+                                      "to_number", "to_string", "date"};
+constexpr const char* kDateFormats[] = {"date",    "date-time", "us-date",
+                                        "eu-date", "unix-s",    "unix-ms"};
 
 const char* kind_name(Kind k) {
   switch (k) {
@@ -117,8 +118,9 @@ struct Reader {
       const auto* c = o.if_contains("const");
       const auto* d = o.if_contains("default");
       if ((c != nullptr) == (d != nullptr)) {
-        problem(at, "add needs exactly one of \"const\" (always set) or \"default\" (set when "
-                    "absent)");
+        problem(at,
+                "add needs exactly one of \"const\" (always set) or \"default\" (set when "
+                "absent)");
       } else {
         s.value = c ? *c : *d;
         s.only_if_absent = d != nullptr;
@@ -152,8 +154,8 @@ struct Reader {
         problem(at, "in needs \"steps\" to run inside " + s.path);
       }
     } else {
-      problem(at + "/op", "unknown op \"" + name +
-                              "\" (rename, add, remove, convert, derive or in)");
+      problem(at + "/op",
+              "unknown op \"" + name + "\" (rename, add, remove, convert, derive or in)");
       return std::nullopt;
     }
     for (const auto& kv : o) {
@@ -207,8 +209,10 @@ struct Reader {
       }
     }
     if (const auto* sep = o.if_contains("separator")) {
-      if (!sep->is_string()) problem(at + "/separator", "separator must be a string");
-      else s.separator = sep->get_string();
+      if (!sep->is_string())
+        problem(at + "/separator", "separator must be a string");
+      else
+        s.separator = sep->get_string();
     }
     if (s.function == "split") {
       if (s.separator.empty()) problem(at + "/separator", "split needs a non-empty separator");
@@ -221,8 +225,8 @@ struct Reader {
     }
     if (s.function == "lookup") table(o, at, s.table);
     if (s.function == "date") {
-      for (auto [name, target] : {std::pair{"from_format", &s.from_format},
-                                  std::pair{"to_format", &s.to_format}}) {
+      for (auto [name, target] :
+           {std::pair{"from_format", &s.from_format}, std::pair{"to_format", &s.to_format}}) {
         const auto* v = o.if_contains(name);
         if (!v || !v->is_string() ||
             std::none_of(std::begin(kDateFormats), std::end(kDateFormats),
@@ -236,8 +240,10 @@ struct Reader {
       }
     }
     if (const auto* r = o.if_contains("remove_sources")) {
-      if (!r->is_bool()) problem(at + "/remove_sources", "remove_sources must be true or false");
-      else s.remove_sources = r->get_bool();
+      if (!r->is_bool())
+        problem(at + "/remove_sources", "remove_sources must be true or false");
+      else
+        s.remove_sources = r->get_bool();
     }
   }
 };
@@ -328,8 +334,7 @@ std::optional<std::int64_t> read_date(const bj::value& v, const std::string& for
   char tail[8] = {};
   int n = 0;
   if (format == "date") {
-    if (std::sscanf(s.c_str(), "%4d-%2d-%2d%n", &a, &b, &c, &n) != 3 || n != 10 ||
-        s.size() != 10) {
+    if (std::sscanf(s.c_str(), "%4d-%2d-%2d%n", &a, &b, &c, &n) != 3 || n != 10 || s.size() != 10) {
       return std::nullopt;
     }
   } else if (format == "date-time") {
@@ -446,8 +451,8 @@ void run_derive(const Step& s, bj::value& doc, const std::string& where) {
   } else if (s.function == "date") {
     const auto ms = read_date(*sources[0], s.from_format);
     if (!ms) {
-      throw ApplyError(at, json::canonicalize(*sources[0]) + " is not a " + s.from_format +
-                               " value");
+      throw ApplyError(at,
+                       json::canonicalize(*sources[0]) + " is not a " + s.from_format + " value");
     }
     out = write_date(*ms, s.to_format);
   }
@@ -721,8 +726,8 @@ std::variant<Mapping, std::vector<Problem>> parse_mapping(const bj::value& docum
   const auto& o = document.get_object();
   Mapping m;
   Reader r{problems};
-  for (auto [name, target] : {std::pair{"contract", &m.contract}, std::pair{"from", &m.from},
-                              std::pair{"to", &m.to}}) {
+  for (auto [name, target] :
+       {std::pair{"contract", &m.contract}, std::pair{"from", &m.from}, std::pair{"to", &m.to}}) {
     const auto* v = o.if_contains(name);
     if (!v || !v->is_string() || v->get_string().empty()) {
       r.problem(std::string("/") + name, std::string(name) + " is required (a string)");
@@ -746,8 +751,8 @@ std::variant<Mapping, std::vector<Problem>> parse_mapping(const bj::value& docum
   if (const auto* ops = o.if_contains("output_operations")) {
     m.output_steps = r.steps(*ops, "/output_operations");
   }
-  for (auto [name, target] : {std::pair{"examples", &m.examples},
-                              std::pair{"output_examples", &m.output_examples}}) {
+  for (auto [name, target] :
+       {std::pair{"examples", &m.examples}, std::pair{"output_examples", &m.output_examples}}) {
     if (const auto* ex = o.if_contains(name)) {
       if (!ex->is_array()) {
         r.problem(std::string("/") + name, std::string(name) + " must be an array of documents");
@@ -758,7 +763,7 @@ std::variant<Mapping, std::vector<Problem>> parse_mapping(const bj::value& docum
   }
   for (const auto& kv : o) {
     static const std::set<std::string> known{
-        "contract", "from",      "to",          "direction",       "operations",
+        "contract", "from",      "to",          "direction",         "operations",
         "examples", "signature", "description", "output_operations", "output_examples"};
     if (!known.contains(std::string(kv.key()))) {
       r.problem("/" + std::string(kv.key()),
@@ -855,8 +860,8 @@ void verify_side(const bj::array& examples, const std::string& name, const Mappi
       const auto check = from_schema->evaluate(example);
       if (!check.valid) {
         problems.push_back({at + check.errors.front().instance_location,
-                            "the example is not a valid " + mapping.from + " document: " +
-                                check.errors.front().error});
+                            "the example is not a valid " + mapping.from +
+                                " document: " + check.errors.front().error});
         continue;
       }
     }
@@ -871,8 +876,8 @@ void verify_side(const bj::array& examples, const std::string& name, const Mappi
       const auto check = to_schema->evaluate(out);
       if (!check.valid) {
         for (const auto& err : check.errors) {
-          problems.push_back({at + err.instance_location, "the translated example breaks " +
-                                                              mapping.to + ": " + err.error});
+          problems.push_back({at + err.instance_location,
+                              "the translated example breaks " + mapping.to + ": " + err.error});
         }
         continue;
       }

@@ -19,16 +19,16 @@ namespace schemagate::mapping {
 struct Step {
   enum class Kind { rename, add, remove, convert, derive, in };
   Kind kind = Kind::rename;
-  std::string path;               // rename: the source; others: the target
-  std::string to;                 // rename: the destination
-  boost::json::value value;       // add: the constant or default; remove: the restore value
-  bool only_if_absent = false;    // add: a default (kept when present) rather than a constant
-  bool has_restore = false;       // remove: `restore` was given
-  boost::json::object table;      // convert, derive lookup
-  std::string function;           // derive: concat, split, lookup, to_number, to_string, date
-  std::vector<std::string> from;  // derive: source paths
-  std::string separator;          // derive concat/split
-  std::size_t index = 0;          // derive split
+  std::string path;                    // rename: the source; others: the target
+  std::string to;                      // rename: the destination
+  boost::json::value value;            // add: the constant or default; remove: the restore value
+  bool only_if_absent = false;         // add: a default (kept when present) rather than a constant
+  bool has_restore = false;            // remove: `restore` was given
+  boost::json::object table;           // convert, derive lookup
+  std::string function;                // derive: concat, split, lookup, to_number, to_string, date
+  std::vector<std::string> from;       // derive: source paths
+  std::string separator;               // derive concat/split
+  std::size_t index = 0;               // derive split
   std::string from_format, to_format;  // derive date
   bool remove_sources = false;         // derive
   std::vector<Step> steps;             // in
@@ -41,8 +41,8 @@ struct Mapping {
   std::string contract;
   std::string from, to;
   bool bidirectional = false;
-  std::vector<Step> steps;         // for request documents (inputs, template payloads)
-  std::vector<Step> output_steps;  // for response documents of version `from`
+  std::vector<Step> steps;             // for request documents (inputs, template payloads)
+  std::vector<Step> output_steps;      // for response documents of version `from`
   boost::json::array examples;         // source documents the publisher vouches for (verified)
   boost::json::array output_examples;  // response documents of version `from` (verified)
 

@@ -235,8 +235,8 @@ std::variant<AgentCard, std::vector<CardProblem>> parse_agent_card(const bj::val
         out.version = r.text(op, "version", false, 64, path);
         if (!out.version.empty() && !versioning::SemVer::parse(out.version)) {
           r.problem(path + "/version",
-                    "version must be a semantic version (MAJOR.MINOR.PATCH), not \"" +
-                        out.version + "\"");
+                    "version must be a semantic version (MAJOR.MINOR.PATCH), not \"" + out.version +
+                        "\"");
         }
         out.input_schema_name = r.text(op, "input_schema_name", false, 128, path);
         out.output_schema_name = r.text(op, "output_schema_name", false, 128, path);

@@ -313,9 +313,11 @@ std::vector<store::Write> RegistryService::version_operations(AgentCard& card,
   for (std::size_t i = 0; i < card.operations.size(); ++i) {
     auto& op = card.operations[i];
     if (!op.scenario.empty()) continue;  // the template family is the contract
-    const std::string contract = versioning::VersioningService::operation_contract(card.id, op.name);
+    const std::string contract =
+        versioning::VersioningService::operation_contract(card.id, op.name);
     const bj::value input = op.input_schema.is_null() ? bj::value(true) : op.input_schema;
-    if (op.version.empty()) op.version = versioning_->next_version(contract, input, op.output_schema);
+    if (op.version.empty())
+      op.version = versioning_->next_version(contract, input, op.output_schema);
     auto plan = versioning_->plan_publish(contract, versioning::VersioningService::Kind::operation,
                                           op.version, input, op.output_schema);
     for (auto& w : plan.writes)

@@ -21,7 +21,7 @@ class VersioningService;
 namespace schemagate::store {
 class Store;
 struct Write;
-}
+}  // namespace schemagate::store
 namespace schemagate::util {
 class Clock;
 }
@@ -128,7 +128,8 @@ class RegistryService {
  private:
   Registered store_card(const boost::json::value& body, std::optional<std::int64_t> expected);
   // Gives each operation its version and returns the writes that publish the new ones.
-  std::vector<store::Write> version_operations(AgentCard& card, std::vector<std::string>& contracts);
+  std::vector<store::Write> version_operations(AgentCard& card,
+                                               std::vector<std::string>& contracts);
   Entry entry_from(std::shared_ptr<const AgentCard> card);
   std::vector<std::string> extra_text(const AgentCard& card) const;
   // The card's vector from its embedding text; empty when the embedder fails or answers with

@@ -69,8 +69,7 @@ std::string thumbprint(const std::array<std::uint8_t, 32>& public_key) {
       std::string_view(reinterpret_cast<const char*>(public_key.data()), public_key.size()));
   const std::string jwk = R"({"crv":"Ed25519","kty":"OKP","x":")" + x + R"("})";
   std::array<unsigned char, crypto_hash_sha256_BYTES> digest{};
-  crypto_hash_sha256(digest.data(), reinterpret_cast<const unsigned char*>(jwk.data()),
-                     jwk.size());
+  crypto_hash_sha256(digest.data(), reinterpret_cast<const unsigned char*>(jwk.data()), jwk.size());
   return base64url_encode(
       std::string_view(reinterpret_cast<const char*>(digest.data()), digest.size()));
 }
@@ -113,8 +112,8 @@ std::optional<std::array<std::uint8_t, 32>> public_key_of(const bj::value& jwk,
 
 std::string sign_compact(const KeyPair& key, const bj::object& header, std::string_view payload) {
   init_sodium();
-  std::string input = base64url_encode(json::canonicalize(header)) + "." +
-                      base64url_encode(payload);
+  std::string input =
+      base64url_encode(json::canonicalize(header)) + "." + base64url_encode(payload);
   std::array<unsigned char, crypto_sign_BYTES> sig{};
   crypto_sign_detached(sig.data(), nullptr, reinterpret_cast<const unsigned char*>(input.data()),
                        input.size(), key.secret.data());
@@ -132,9 +131,9 @@ std::string signed_content(const bj::value& document) {
 }
 
 std::string sign_document(const KeyPair& key, const bj::value& document) {
-  const std::string jws = sign_compact(
-      key, bj::object{{"alg", "EdDSA"}, {"kid", key.kid}, {"cty", "jcs+json"}},
-      signed_content(document));
+  const std::string jws =
+      sign_compact(key, bj::object{{"alg", "EdDSA"}, {"kid", key.kid}, {"cty", "jcs+json"}},
+                   signed_content(document));
   // Detached: the payload part is left empty (RFC 7515 Appendix F).
   const auto first = jws.find('.');
   const auto second = jws.find('.', first + 1);

@@ -69,13 +69,14 @@ KeyPair KeyStore::rotate_locked() {
   if (const auto newest = own_.empty() ? std::nullopt : store_.get(kOwnKeys, own_.front().kid)) {
     at = std::max(at, newest->body.at("created_at_ms").as_int64() + 1);
   }
-  store_.put(std::string(kOwnKeys), key.kid,
-             bj::object{{"d", base64url_encode(bytes(key.seed))},
-                        {"x", base64url_encode(bytes(key.public_key))},
-                        {"created_at_ms", at},
-                        {"created_at", util::format_rfc3339(util::Clock::time_point(
-                                           std::chrono::milliseconds(at)))}},
-             0);
+  store_.put(
+      std::string(kOwnKeys), key.kid,
+      bj::object{{"d", base64url_encode(bytes(key.seed))},
+                 {"x", base64url_encode(bytes(key.public_key))},
+                 {"created_at_ms", at},
+                 {"created_at",
+                  util::format_rfc3339(util::Clock::time_point(std::chrono::milliseconds(at)))}},
+      0);
   own_.insert(own_.begin(), key);
   return key;
 }

@@ -28,23 +28,53 @@ const char* effect_name(Effect e) {
   return "neutral";
 }
 
-std::string escape(std::string_view token) { return json::escape_token(token); }
+std::string escape(std::string_view token) {
+  return json::escape_token(token);
+}
 
 // Keywords this classifier understands one by one; any other keyword that differs is reported
 // as a change of unknown effect (breaking on both sides), never ignored.
-const std::set<std::string> kHandled{
-    "type",       "enum",        "const",        "properties",     "required",
-    "additionalProperties",      "items",        "prefixItems",    "minimum",
-    "maximum",    "exclusiveMinimum",            "exclusiveMaximum", "minLength",
-    "maxLength",  "minItems",    "maxItems",     "minProperties",  "maxProperties",
-    "multipleOf", "pattern",     "format",       "uniqueItems",    "description",
-    "title",      "default",     "examples",     "$ref",           "$defs",
-    "definitions", "$schema",    "$id",          "$comment",       "deprecated",
-    "readOnly",   "writeOnly",   "x-semantic",   "$anchor"};
+const std::set<std::string> kHandled{"type",
+                                     "enum",
+                                     "const",
+                                     "properties",
+                                     "required",
+                                     "additionalProperties",
+                                     "items",
+                                     "prefixItems",
+                                     "minimum",
+                                     "maximum",
+                                     "exclusiveMinimum",
+                                     "exclusiveMaximum",
+                                     "minLength",
+                                     "maxLength",
+                                     "minItems",
+                                     "maxItems",
+                                     "minProperties",
+                                     "maxProperties",
+                                     "multipleOf",
+                                     "pattern",
+                                     "format",
+                                     "uniqueItems",
+                                     "description",
+                                     "title",
+                                     "default",
+                                     "examples",
+                                     "$ref",
+                                     "$defs",
+                                     "definitions",
+                                     "$schema",
+                                     "$id",
+                                     "$comment",
+                                     "deprecated",
+                                     "readOnly",
+                                     "writeOnly",
+                                     "x-semantic",
+                                     "$anchor"};
 
-const std::set<std::string> kAnnotations{"description", "title", "examples", "$comment",
-                                         "$schema",     "$id",   "deprecated", "readOnly",
-                                         "writeOnly",   "$anchor", "$defs",    "definitions"};
+const std::set<std::string> kAnnotations{"description", "title",   "examples",   "$comment",
+                                         "$schema",     "$id",     "deprecated", "readOnly",
+                                         "writeOnly",   "$anchor", "$defs",      "definitions"};
 
 class Classifier {
  public:
@@ -188,7 +218,8 @@ class Classifier {
   }
 
   static std::optional<std::set<std::string>> enum_set(const bj::object& o) {
-    if (const auto* c = o.if_contains("const")) return std::set<std::string>{json::canonicalize(*c)};
+    if (const auto* c = o.if_contains("const"))
+      return std::set<std::string>{json::canonicalize(*c)};
     const auto* e = o.if_contains("enum");
     if (!e || !e->is_array()) return std::nullopt;
     std::set<std::string> out;
@@ -201,7 +232,8 @@ class Classifier {
              const std::string& ipath) {
     const auto a = enum_set(o), b = enum_set(n);
     if (a == b) return;
-    const std::string at = spath + (n.contains("const") || o.contains("const") ? "/const" : "/enum");
+    const std::string at =
+        spath + (n.contains("const") || o.contains("const") ? "/const" : "/enum");
     if (!a) {
       add("enum_added", at, ipath, Effect::narrows, "values are now limited to a list");
       return;
@@ -231,9 +263,9 @@ class Classifier {
               const std::string& ipath) {
     // true: a larger value accepts less (a lower bound).
     static const std::pair<const char*, bool> kNumeric[] = {
-        {"minimum", true},        {"exclusiveMinimum", true}, {"minLength", true},
-        {"minItems", true},       {"minProperties", true},    {"maximum", false},
-        {"exclusiveMaximum", false}, {"maxLength", false},    {"maxItems", false},
+        {"minimum", true},           {"exclusiveMinimum", true}, {"minLength", true},
+        {"minItems", true},          {"minProperties", true},    {"maximum", false},
+        {"exclusiveMaximum", false}, {"maxLength", false},       {"maxItems", false},
         {"maxProperties", false}};
     for (const auto& [name, lower] : kNumeric) {
       const auto* a = o.if_contains(name);
@@ -267,8 +299,8 @@ class Classifier {
         const bool now = b && b->is_bool() && b->get_bool();
         if (was != now) {
           add(now ? "constraint_tightened" : "constraint_relaxed", at, ipath,
-              now ? Effect::narrows : Effect::widens, now ? "items must now be unique"
-                                                          : "items need not be unique any more");
+              now ? Effect::narrows : Effect::widens,
+              now ? "items must now be unique" : "items need not be unique any more");
         }
       } else if (!a) {
         add("constraint_tightened", at, ipath, Effect::narrows,
@@ -282,14 +314,13 @@ class Classifier {
           const double q = big / small;
           return std::fabs(q - std::round(q)) < 1e-9;
         };
-        const Effect e = divides(y, x) ? Effect::narrows
+        const Effect e = divides(y, x)   ? Effect::narrows
                          : divides(x, y) ? Effect::widens
                                          : Effect::changes;
         add(e == Effect::narrows  ? "constraint_tightened"
             : e == Effect::widens ? "constraint_relaxed"
                                   : "constraint_changed",
-            at, ipath, e,
-            "multipleOf " + json::canonicalize(*a) + " -> " + json::canonicalize(*b));
+            at, ipath, e, "multipleOf " + json::canonicalize(*a) + " -> " + json::canonicalize(*b));
       } else {
         add("constraint_changed", at, ipath, Effect::changes,
             std::string(name) + " " + json::canonicalize(*a) + " -> " + json::canonicalize(*b));
@@ -369,9 +400,9 @@ class Classifier {
     const auto* ba = n.if_contains("additionalProperties");
     if (was_closed != now_closed) {
       add(now_closed ? "additional_properties_closed" : "additional_properties_opened",
-          spath + "/additionalProperties", ipath,
-          now_closed ? Effect::narrows : Effect::widens,
-          now_closed ? "members not listed are now rejected" : "members not listed are now accepted");
+          spath + "/additionalProperties", ipath, now_closed ? Effect::narrows : Effect::widens,
+          now_closed ? "members not listed are now rejected"
+                     : "members not listed are now accepted");
     } else if (aa && ba && aa->is_object() && ba->is_object()) {
       compare(*aa, *ba, spath + "/additionalProperties", ipath + "/*", depth + 1);
     } else if ((aa && aa->is_object()) != (ba && ba->is_object()) && !was_closed) {
@@ -420,7 +451,9 @@ class Classifier {
       const auto* b = n.if_contains(name);
       if ((a || b) && (!a || !b || json::canonicalize(*a) != json::canonicalize(*b))) {
         add("description_changed", spath + "/" + name, ipath, Effect::neutral,
-            std::string(name) + (a && b ? " refined" : a ? " removed" : " added"));
+            std::string(name) + (a && b ? " refined"
+                                 : a    ? " removed"
+                                        : " added"));
       }
     }
     const auto* a = o.if_contains("default");
@@ -446,7 +479,10 @@ class Classifier {
       if (a && b && json::canonicalize(*a) == json::canonicalize(*b)) continue;
       if (name.starts_with("x-")) continue;  // extensions are annotations
       add("keyword_changed", spath + "/" + escape(name), ipath, Effect::changes,
-          name + (a && b ? " changed" : a ? " removed" : " added") +
+          name +
+              (a && b ? " changed"
+               : a    ? " removed"
+                      : " added") +
               " (its effect is not analysed: treated as breaking)");
     }
   }
@@ -468,7 +504,9 @@ std::optional<Policy> parse_policy(std::string_view text) {
   return std::nullopt;
 }
 
-const char* policy_name(Policy p) { return p == Policy::strict ? "STRICT" : "LENIENT"; }
+const char* policy_name(Policy p) {
+  return p == Policy::strict ? "STRICT" : "LENIENT";
+}
 
 bj::object Change::to_json() const {
   return bj::object{{"kind", kind},
@@ -520,7 +558,8 @@ std::string bump_problem(std::string_view previous, std::string_view next, const
   const auto a = SemVer::parse(previous);
   const auto b = SemVer::parse(next);
   if (!a || !b) return {};
-  const bool new_major = a->major == 0 ? (b->major > 0 || b->minor > a->minor) : b->major > a->major;
+  const bool new_major =
+      a->major == 0 ? (b->major > 0 || b->minor > a->minor) : b->major > a->major;
   if (new_major) return {};
   std::size_t n = 0;
   for (const auto& c : report.changes)

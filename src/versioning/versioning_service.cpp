@@ -217,8 +217,8 @@ VersioningService::Planned VersioningService::plan_publish(const std::string& co
   if (enforce_rules && kind == Kind::operation && !s->current.empty() &&
       !by_precedence(s->current, version)) {
     throw ContractError(409, "Conflict",
-                        "operation " + contract + " is at version " + s->current + "; " +
-                            version + " is not newer");
+                        "operation " + contract + " is at version " + s->current + "; " + version +
+                            " is not newer");
   }
   if (!plan.previous.empty()) {
     const auto& prev = s->versions.at(plan.previous);
@@ -257,14 +257,14 @@ VersioningService::Planned VersioningService::plan_publish(const std::string& co
     }
     index["current"] = latest;
   }
-  plan.writes.push_back(store::Write::put(
-      std::string(kVersions), version_key(contract, version),
-      bj::object{{"contract", contract},
-                 {"version", version},
-                 {"input_schema", input_schema},
-                 {"output_schema", output_schema},
-                 {"published_at", util::format_rfc3339(clock_.now())}},
-      0));
+  plan.writes.push_back(
+      store::Write::put(std::string(kVersions), version_key(contract, version),
+                        bj::object{{"contract", contract},
+                                   {"version", version},
+                                   {"input_schema", input_schema},
+                                   {"output_schema", output_schema},
+                                   {"published_at", util::format_rfc3339(clock_.now())}},
+                        0));
   plan.writes.push_back(store::Write::put(std::string(kContracts), contract, std::move(index),
                                           s->exists ? s->revision : 0));
   return plan;
@@ -311,7 +311,8 @@ bj::object VersioningService::compare(const std::string& contract, const std::st
   const auto s = state(contract);
   if (!s->exists) throw ContractError(404, "NotFound", "no contract \"" + contract + "\"");
   const auto it = s->versions.find(to);
-  if (it == s->versions.end()) throw ContractError(404, "NotFound", contract + " has no version " + to);
+  if (it == s->versions.end())
+    throw ContractError(404, "NotFound", contract + " has no version " + to);
   return compare_candidate(contract, from, to, it->second.input, it->second.output, policy);
 }
 
@@ -425,9 +426,9 @@ bj::object VersioningService::profile_of(const State& s) {
 bj::object VersioningService::profile(const std::string& contract) {
   const auto s = state(contract);
   if (!s->exists) {
-    throw ContractError(404, "NotFound",
-                        "no versioned contract \"" + contract +
-                            "\" (a scenario name, or <agent>:<operation>)");
+    throw ContractError(
+        404, "NotFound",
+        "no versioned contract \"" + contract + "\" (a scenario name, or <agent>:<operation>)");
   }
   bj::object p = profile_of(*s);
   p["contract"] = contract;
@@ -466,14 +467,17 @@ bj::object VersioningService::deprecate(const std::string& contract, const std::
   if (!ms) {
     throw ContractError(400, "InvalidInput",
                         "deprecation_date must be an RFC 3339 date or timestamp (2027-03-01 or "
-                        "2027-03-01T00:00:00Z), got \"" + date + "\"");
+                        "2027-03-01T00:00:00Z), got \"" +
+                            date + "\"");
   }
   const std::int64_t now = clock_.now_unix_ms();
   const auto notice =
-      std::chrono::duration_cast<std::chrono::milliseconds>(options_.min_deprecation_notice).count();
+      std::chrono::duration_cast<std::chrono::milliseconds>(options_.min_deprecation_notice)
+          .count();
   bj::object index = s->index;
   bj::object deps;
-  if (const auto* d = index.if_contains("deprecations"); d && d->is_object()) deps = d->get_object();
+  if (const auto* d = index.if_contains("deprecations"); d && d->is_object())
+    deps = d->get_object();
   std::int64_t announced = now;
   if (const auto* prior = deps.if_contains(version)) {
     const auto prior_ms = prior->at("date_ms").as_int64();
@@ -518,15 +522,15 @@ VersioningService::StoredMapping VersioningService::put_mapping(const std::strin
     throw ContractError(400, "InvalidInput", "a mapping document must be a JSON object");
   }
   bj::object doc = document.get_object();
-  for (auto [name, value] : {std::pair{"contract", &contract}, std::pair{"from", &from},
-                             std::pair{"to", &to}}) {
+  for (auto [name, value] :
+       {std::pair{"contract", &contract}, std::pair{"from", &from}, std::pair{"to", &to}}) {
     const auto* v = doc.if_contains(name);
     if (!v) {
       doc[name] = *value;
     } else if (!v->is_string() || v->get_string() != value->c_str()) {
-      throw ContractError(400, "InvalidInput",
-                          std::string(name) + " in the document does not match the path (" +
-                              *value + ")");
+      throw ContractError(
+          400, "InvalidInput",
+          std::string(name) + " in the document does not match the path (" + *value + ")");
     }
   }
   const auto s = load(contract);
@@ -542,17 +546,15 @@ VersioningService::StoredMapping VersioningService::put_mapping(const std::strin
     for (const auto& p : *problems)
       list.push_back(bj::object{{"path", p.path}, {"message", p.message}});
     throw ContractError(422, "InvalidMapping",
-                        "the mapping has " + std::to_string(problems->size()) +
-                            " problem(s): " + problems->front().path + ": " +
-                            problems->front().message,
+                        "the mapping has " + std::to_string(problems->size()) + " problem(s): " +
+                            problems->front().path + ": " + problems->front().message,
                         bj::object{{"problems", std::move(list)}});
   }
   const auto& m = std::get<mapping::Mapping>(parsed);
   const auto& src = s->versions.at(from);
   const auto& dst = s->versions.at(to);
-  const auto problems =
-      mapping::verify(m, {src.input_check.get(), src.output_check.get()},
-                      {dst.input_check.get(), dst.output_check.get()});
+  const auto problems = mapping::verify(m, {src.input_check.get(), src.output_check.get()},
+                                        {dst.input_check.get(), dst.output_check.get()});
   if (!problems.empty()) {
     bj::array list;
     for (const auto& p : problems)
@@ -563,7 +565,8 @@ VersioningService::StoredMapping VersioningService::put_mapping(const std::strin
                         bj::object{{"problems", std::move(list)}});
   }
   if (const auto* sig = doc.if_contains("signature")) {
-    if (!sig->is_string()) throw ContractError(400, "InvalidInput", "signature must be a JWS string");
+    if (!sig->is_string())
+      throw ContractError(400, "InvalidInput", "signature must be a JWS string");
     const auto v = keys_.verify(doc, sig->get_string());
     if (!v.valid) {
       const bool unknown = v.trust == signing::KeyStore::Trust::unknown && !v.kid.empty();
@@ -612,7 +615,8 @@ VersioningService::Negotiation VersioningService::negotiate(
     const std::string& contract, const std::optional<std::string>& requested, bool permit_upgrade,
     bool permit_downgrade) {
   const auto s = state(contract);
-  if (!s->exists) throw ContractError(404, "NotFound", "no versioned contract \"" + contract + "\"");
+  if (!s->exists)
+    throw ContractError(404, "NotFound", "no versioned contract \"" + contract + "\"");
   const std::int64_t now = clock_.now_unix_ms();
   const auto accepts = accepts_of(*s);
   std::string def = s->current;
@@ -684,7 +688,8 @@ VersioningService::Negotiation VersioningService::negotiate(
 bj::object VersioningService::handshake(const std::string& contract,
                                         const std::vector<std::string>& supported) {
   const auto s = state(contract);
-  if (!s->exists) throw ContractError(404, "NotFound", "no versioned contract \"" + contract + "\"");
+  if (!s->exists)
+    throw ContractError(404, "NotFound", "no versioned contract \"" + contract + "\"");
   const auto accepts = accepts_of(*s);
   std::string best;
   for (const auto& v : supported) {
@@ -695,11 +700,9 @@ bj::object VersioningService::handshake(const std::string& contract,
   for (const auto& v : accepts)
     list.push_back(bj::string(v));
   if (best.empty()) {
-    throw ContractError(400, "UnsupportedSchemaVersion",
-                        "none of the client's versions is accepted by " + contract,
-                        bj::object{{"contract", contract},
-                                   {"accepts", list},
-                                   {"default", s->current}});
+    throw ContractError(
+        400, "UnsupportedSchemaVersion", "none of the client's versions is accepted by " + contract,
+        bj::object{{"contract", contract}, {"accepts", list}, {"default", s->current}});
   }
   bj::object out{{"contract", contract},
                  {"schema_version", best},

@@ -49,8 +49,8 @@ class VersioningService {
   static std::string operation_contract(std::string_view agent, std::string_view operation);
 
   struct Planned {
-    Report report;         // against `previous`
-    std::string previous;  // the highest version below the new one ("" for the first)
+    Report report;                     // against `previous`
+    std::string previous;              // the highest version below the new one ("" for the first)
     std::vector<store::Write> writes;  // commit them with the caller's own writes
   };
   // Checks a new version against the one below it and prepares its record. Throws
@@ -124,7 +124,7 @@ class VersioningService {
     std::optional<mapping::Mapping> outbound;  // served -> response_version (responses)
     std::shared_ptr<const jsonschema::Schema> request_input;    // the requested version's
     std::shared_ptr<const jsonschema::Schema> response_output;  // the reply version's
-    std::string deprecation_warning;     // set while the version is deprecated
+    std::string deprecation_warning;  // set while the version is deprecated
     std::int64_t deprecated_since_ms = 0;
     std::int64_t sunset_ms = 0;
     bool translated() const { return inbound.has_value() || outbound.has_value(); }

@@ -12,8 +12,8 @@
 #include "versioning/classifier.hpp"
 #include "versioning/versioning_service.hpp"
 
-#include <boost/json.hpp>
 #include <gtest/gtest.h>
+#include <boost/json.hpp>
 
 #include <filesystem>
 
@@ -22,7 +22,9 @@ namespace {
 namespace bj = boost::json;
 using namespace schemagate;
 
-bj::value J(std::string_view text) { return json::parse(text); }
+bj::value J(std::string_view text) {
+  return json::parse(text);
+}
 
 std::array<std::uint8_t, 32> rfc8037_seed() {
   const auto d = signing::base64url_decode("nWGxne_9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A");
@@ -50,8 +52,8 @@ TEST(Signing, ReproducesRfc8037Ed25519ExampleByteForByte) {
       std::nullopt, problem);
   ASSERT_TRUE(parts) << problem;
   EXPECT_TRUE(signing::verify_signature(key.public_key, parts->signing_input, parts->signature));
-  EXPECT_FALSE(signing::verify_signature(key.public_key, parts->signing_input + "x",
-                                         parts->signature));
+  EXPECT_FALSE(
+      signing::verify_signature(key.public_key, parts->signing_input + "x", parts->signature));
 }
 
 TEST(Signing, DetachedDocumentSignatureIgnoresMemberOrderAndCatchesChanges) {
@@ -61,8 +63,8 @@ TEST(Signing, DetachedDocumentSignatureIgnoresMemberOrderAndCatchesChanges) {
   const auto check = [&](std::string_view doc) {
     std::string problem;
     const auto parts = signing::parse_jws(jws, signing::signed_content(J(doc)), problem);
-    return parts && signing::verify_signature(key.public_key, parts->signing_input,
-                                              parts->signature);
+    return parts &&
+           signing::verify_signature(key.public_key, parts->signing_input, parts->signature);
   };
   EXPECT_TRUE(check(R"({"a":[1,2],"b":1})"));
   EXPECT_TRUE(check(R"({"a":[1,2],"b":1,"signature":"anything"})"));
@@ -136,7 +138,8 @@ TEST(Mapping, AppliesEveryOperationIncludingInsideArrays) {
     {"op":"derive","path":"/seats","function":"to_number","from":"/seats_text","remove_sources":true},
     {"op":"in","path":"/passengers","steps":[{"op":"rename","from":"/n","to":"/full_name"}]}
   ]})");
-  const auto out = mapping::apply(m, J(R"({"dest":"Paris","currency":"USD","legacy":true,"class":"eco",
+  const auto out =
+      mapping::apply(m, J(R"({"dest":"Paris","currency":"USD","legacy":true,"class":"eco",
     "first":"Ada","last":"Lovelace","date":"03/07/2027","seats_text":"2","passengers":[{"n":"A"},{"n":"B"}]})"));
   EXPECT_EQ(out, J(R"({"destination":"Paris","currency":"USD","schema":2,"class":"economy",
     "name":"Ada Lovelace","when":"2027-03-07","seats":2,"passengers":[{"full_name":"A"},{"full_name":"B"}]})"));
@@ -209,34 +212,45 @@ TEST(Classifier, NamesEachChangeWithTheDirectionThatMatters) {
   const auto base =
       R"({"type":"object","properties":{"a":{"type":"string","enum":["x","y"]},"n":{"type":"integer","maximum":10}},"required":["a"]})";
   // Inputs: narrowing breaks, widening does not.
-  EXPECT_EQ(kinds(classify(base,
-                           R"({"type":"object","properties":{"a":{"type":"string","enum":["x"]},"n":{"type":"integer","maximum":10}},"required":["a"]})",
-                           Direction::input)),
-            std::vector<std::string>{"enum_narrowed!"});
-  EXPECT_EQ(kinds(classify(base,
-                           R"({"type":"object","properties":{"a":{"type":"string","enum":["x","y","z"]},"n":{"type":"number","maximum":20}},"required":["a"]})",
-                           Direction::input)),
-            (std::vector<std::string>{"enum_extended", "type_widened", "constraint_relaxed"}));
+  EXPECT_EQ(
+      kinds(classify(
+          base,
+          R"({"type":"object","properties":{"a":{"type":"string","enum":["x"]},"n":{"type":"integer","maximum":10}},"required":["a"]})",
+          Direction::input)),
+      std::vector<std::string>{"enum_narrowed!"});
+  EXPECT_EQ(
+      kinds(classify(
+          base,
+          R"({"type":"object","properties":{"a":{"type":"string","enum":["x","y","z"]},"n":{"type":"number","maximum":20}},"required":["a"]})",
+          Direction::input)),
+      (std::vector<std::string>{"enum_extended", "type_widened", "constraint_relaxed"}));
   // Outputs: the same widening breaks clients under STRICT, not under LENIENT.
-  EXPECT_TRUE(classify(base,
-                       R"({"type":"object","properties":{"a":{"type":"string","enum":["x","y","z"]},"n":{"type":"integer","maximum":10}},"required":["a"]})",
-                       Direction::output)
-                  .breaking());
-  EXPECT_FALSE(classify(base,
-                        R"({"type":"object","properties":{"a":{"type":"string","enum":["x","y","z"]},"n":{"type":"integer","maximum":10}},"required":["a"]})",
-                        Direction::output, versioning::Policy::lenient)
-                   .breaking());
+  EXPECT_TRUE(
+      classify(
+          base,
+          R"({"type":"object","properties":{"a":{"type":"string","enum":["x","y","z"]},"n":{"type":"integer","maximum":10}},"required":["a"]})",
+          Direction::output)
+          .breaking());
+  EXPECT_FALSE(
+      classify(
+          base,
+          R"({"type":"object","properties":{"a":{"type":"string","enum":["x","y","z"]},"n":{"type":"integer","maximum":10}},"required":["a"]})",
+          Direction::output, versioning::Policy::lenient)
+          .breaking());
   // Properties: optional additions are additive (§3.4); required ones and removals break.
-  const auto added = classify(base,
-                              R"({"type":"object","properties":{"a":{"type":"string","enum":["x","y"]},"n":{"type":"integer","maximum":10},"o":{"type":"string"},"r":{"type":"string"}},"required":["a","r"]})",
-                              Direction::input);
-  EXPECT_EQ(kinds(added), (std::vector<std::string>{"property_added_optional",
-                                                    "property_added_required!"}));
+  const auto added = classify(
+      base,
+      R"({"type":"object","properties":{"a":{"type":"string","enum":["x","y"]},"n":{"type":"integer","maximum":10},"o":{"type":"string"},"r":{"type":"string"}},"required":["a","r"]})",
+      Direction::input);
+  EXPECT_EQ(kinds(added),
+            (std::vector<std::string>{"property_added_optional", "property_added_required!"}));
   EXPECT_EQ(added.required_bump(), "major");
-  EXPECT_EQ(kinds(classify(base,
-                           R"({"type":"object","properties":{"a":{"type":"string","enum":["x","y"]}},"required":["a"],"additionalProperties":false})",
-                           Direction::input)),
-            (std::vector<std::string>{"property_removed!", "additional_properties_closed!"}));
+  EXPECT_EQ(
+      kinds(classify(
+          base,
+          R"({"type":"object","properties":{"a":{"type":"string","enum":["x","y"]}},"required":["a"],"additionalProperties":false})",
+          Direction::input)),
+      (std::vector<std::string>{"property_removed!", "additional_properties_closed!"}));
   // Descriptions only: a patch.
   const auto doc = classify(R"({"type":"string","description":"a"})",
                             R"({"type":"string","description":"b"})", Direction::input);
@@ -256,8 +270,8 @@ TEST(Classifier, FollowsRefsIntoDefinitions) {
 }
 
 TEST(Classifier, BreakingChangesNeedANewMajorVersion) {
-  const auto r = classify(R"({"type":"string"})", R"({"type":"integer"})",
-                          versioning::Direction::input);
+  const auto r =
+      classify(R"({"type":"string"})", R"({"type":"integer"})", versioning::Direction::input);
   EXPECT_NE(versioning::bump_problem("1.2.0", "1.3.0", r), "");
   EXPECT_EQ(versioning::bump_problem("1.2.0", "2.0.0", r), "");
   EXPECT_EQ(versioning::bump_problem("1.2.0", "2.0.0-rc.1", r), "");
@@ -272,9 +286,7 @@ TEST_F(VersioningStoreTest, DeprecationNeedsNinetyDaysAndNeverMovesEarlier) {
                                    "1.0.0", J(R"({"type":"object"})"), nullptr);
   store_->commit(plan.writes);
   const auto day = std::chrono::hours(24);
-  const auto date = [&](int days) {
-    return util::format_rfc3339(clock_.now() + days * day);
-  };
+  const auto date = [&](int days) { return util::format_rfc3339(clock_.now() + days * day); };
   try {
     service.deprecate("c", "1.0.0", date(89));
     FAIL();
