@@ -3,8 +3,11 @@
 #include "http/client.hpp"
 #include "json/parse.hpp"
 #include "jsonschema/schema.hpp"
+#include "signing/jws.hpp"
 
 #include <boost/json/serialize.hpp>
+
+#include <algorithm>
 
 namespace schemagate::sdk {
 
@@ -26,6 +29,46 @@ struct SchemaClient::Impl {
   std::map<std::string, Local> schemas;  // by scenario
   std::optional<bj::value> suggestion;
   Stats stats;
+  bj::object jwks;  // kid -> JWK, fetched on first need and again for an unknown kid
+
+  void load_jwks() {
+    const auto r = call("GET", "/.well-known/jwks.json");
+    throw_if_error(r);
+    jwks.clear();
+    const auto body = parse_body(r);
+    if (const auto* keys = body.is_object() ? body.get_object().if_contains("keys") : nullptr;
+        keys && keys->is_array()) {
+      for (const auto& k : keys->get_array()) {
+        if (const auto* kid = k.is_object() ? k.get_object().if_contains("kid") : nullptr;
+            kid && kid->is_string()) {
+          jwks[kid->get_string()] = k;
+        }
+      }
+    }
+  }
+
+  // Checks `jws` over `document` (its "signature" member left out) against the server's keys.
+  void verify(const bj::value& document, const bj::value* jws, const std::string& what) {
+    if (!jws) {
+      if (options.require_signatures) throw IntegrityError(what + " is not signed");
+      return;
+    }
+    std::string problem;
+    const auto parts = jws->is_string()
+                           ? signing::parse_jws(jws->get_string(),
+                                                signing::signed_content(document), problem)
+                           : std::nullopt;
+    if (!parts) throw IntegrityError(what + ": malformed signature: " + problem);
+    const auto* kid = parts->header.if_contains("kid");
+    if (!kid || !kid->is_string()) throw IntegrityError(what + ": the signature names no key");
+    if (!jwks.contains(kid->get_string())) load_jwks();
+    const auto* jwk = jwks.if_contains(kid->get_string());
+    if (!jwk) throw IntegrityError(what + ": signed by a key the server does not publish");
+    const auto key = signing::public_key_of(*jwk, problem);
+    if (!key || !signing::verify_signature(*key, parts->signing_input, parts->signature)) {
+      throw IntegrityError(what + ": the signature does not verify (changed in transit?)");
+    }
+  }
 
   http::ClientResponse call(std::string_view method, const std::string& path, std::string body = {},
                             std::vector<http::Header> headers = {}) {
@@ -105,9 +148,17 @@ SchemaClient::~SchemaClient() = default;
 
 const bj::object& SchemaClient::negotiate(const std::string& scenario) {
   std::string path = "/scenarios/" + scenario + "/template";
+  std::string query;
   if (!impl_->options.preferred_language.empty()) {
-    path += "?preferred_language=" + impl_->options.preferred_language;
+    query += "preferred_language=" + impl_->options.preferred_language;
   }
+  if (!impl_->options.supported_versions.empty()) {
+    query += std::string(query.empty() ? "" : "&") + "supported_versions=";
+    for (std::size_t i = 0; i < impl_->options.supported_versions.size(); ++i) {
+      query += (i ? "," : "") + impl_->options.supported_versions[i];
+    }
+  }
+  if (!query.empty()) path += "?" + query;
   std::vector<http::Header> headers;
   const auto cached = impl_->templates.find(scenario);
   if (cached != impl_->templates.end()) headers.push_back({"If-None-Match", cached->second.etag});
@@ -118,10 +169,29 @@ const bj::object& SchemaClient::negotiate(const std::string& scenario) {
   }
   impl_->throw_if_error(r);
   ++impl_->stats.template_downloads;
+  auto body = impl_->parse_body(r);
+  impl_->verify(body, body.as_object().if_contains("signature"),
+                "the " + scenario + " template");
+  if (const auto* v = body.as_object().if_contains("schema_version");
+      v && v->is_string() && !impl_->options.supported_versions.empty()) {
+    const auto& list = impl_->options.supported_versions;
+    if (std::find(list.begin(), list.end(), v->get_string()) == list.end()) {
+      throw IntegrityError("the server negotiated version " + std::string(v->get_string()) +
+                           ", which this client does not support");
+    }
+  }
   auto& slot = impl_->templates[scenario];
   slot.etag = r.header("ETag") ? std::string(*r.header("ETag")) : std::string();
-  slot.body = impl_->parse_body(r).as_object();
+  slot.body = std::move(body.as_object());
   return slot.body;
+}
+
+std::string SchemaClient::negotiated_version(const std::string& scenario) const {
+  const auto it = impl_->templates.find(scenario);
+  if (it == impl_->templates.end()) return {};
+  const auto* v = it->second.body.if_contains("schema_version");
+  if (!v) v = it->second.body.if_contains("version");
+  return v && v->is_string() ? std::string(v->get_string()) : std::string();
 }
 
 std::vector<Violation> SchemaClient::check(const std::string& scenario, const bj::object& payload) {
@@ -148,7 +218,22 @@ bj::object SchemaClient::submit(const std::string& scenario, const bj::object& p
   const auto r = impl_->call("POST", "/scenarios/" + scenario + "/payloads", bj::serialize(body));
   impl_->throw_if_error(r);
   auto result = impl_->parse_body(r).as_object();
-  if (const auto* s = result.if_contains("schema_update_suggestion")) impl_->adopt(scenario, *s);
+  // Seed 003 §8: the answer states its version, signed; anything but the negotiated one is a
+  // downgrade (or an upgrade nobody asked for).
+  if (const auto* v = result.if_contains("schema_version"); v && v->is_string()) {
+    impl_->verify(bj::object{{"contract", scenario}, {"schema_version", *v}},
+                  result.if_contains("schema_version_signature"),
+                  "the negotiated version of the answer");
+    if (v->get_string() != negotiated_version(scenario)) {
+      throw IntegrityError("the server answered in version " + std::string(v->get_string()) +
+                           " instead of the negotiated " + negotiated_version(scenario));
+    }
+  }
+  if (const auto* s = result.if_contains("schema_update_suggestion")) {
+    impl_->verify(*s, s->is_object() ? s->get_object().if_contains("signature") : nullptr,
+                  "the update suggestion");
+    impl_->adopt(scenario, *s);
+  }
   return result;
 }
 

@@ -20,6 +20,20 @@ struct ClientOptions {
   std::string client_id;                           // sent with payloads (personalized patches)
   std::string preferred_language;                  // for semantic descriptions
   std::chrono::milliseconds timeout{10'000};
+  // Seed 003 §3.2: the template versions this client can work with. negotiate() asks for the
+  // highest the server accepts; empty means the server's default version.
+  std::vector<std::string> supported_versions;
+  // Seed 000 §7 / seed 003 §8: every signature the server sends (templates, update
+  // suggestions, negotiated versions) is checked against its JWKS; with this set, an unsigned
+  // answer is refused too.
+  bool require_signatures = false;
+};
+
+// A signature was missing, did not verify, or the server answered in a version other than the
+// one negotiated (a downgrade).
+class IntegrityError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 struct Violation {
@@ -62,9 +76,12 @@ class SchemaClient {
   explicit SchemaClient(ClientOptions options);
   ~SchemaClient();
 
-  // get_schema_template: revalidated with If-None-Match, so an unchanged template is not
-  // downloaded again.
+  // get_schema_template (with the seed 003 handshake when supported_versions is set):
+  // revalidated with If-None-Match, so an unchanged template is not downloaded again. Throws
+  // IntegrityError for a template whose signature does not verify.
   const boost::json::object& negotiate(const std::string& scenario);
+  // The version the last negotiate() settled on for a scenario.
+  std::string negotiated_version(const std::string& scenario) const;
 
   // Validates against the scenario's JSON Schema (plus keys suggested by update suggestions).
   std::vector<Violation> check(const std::string& scenario, const boost::json::object& payload);
