@@ -54,10 +54,10 @@ struct SchemaClient::Impl {
       return;
     }
     std::string problem;
-    const auto parts = jws->is_string()
-                           ? signing::parse_jws(jws->get_string(),
-                                                signing::signed_content(document), problem)
-                           : std::nullopt;
+    const auto parts =
+        jws->is_string()
+            ? signing::parse_jws(jws->get_string(), signing::signed_content(document), problem)
+            : std::nullopt;
     if (!parts) throw IntegrityError(what + ": malformed signature: " + problem);
     const auto* kid = parts->header.if_contains("kid");
     if (!kid || !kid->is_string()) throw IntegrityError(what + ": the signature names no key");
@@ -170,8 +170,7 @@ const bj::object& SchemaClient::negotiate(const std::string& scenario) {
   impl_->throw_if_error(r);
   ++impl_->stats.template_downloads;
   auto body = impl_->parse_body(r);
-  impl_->verify(body, body.as_object().if_contains("signature"),
-                "the " + scenario + " template");
+  impl_->verify(body, body.as_object().if_contains("signature"), "the " + scenario + " template");
   if (const auto* v = body.as_object().if_contains("schema_version");
       v && v->is_string() && !impl_->options.supported_versions.empty()) {
     const auto& list = impl_->options.supported_versions;

@@ -10,6 +10,7 @@
 #include "util/clock.hpp"
 #include "util/files.hpp"
 #include "validate_command.hpp"
+#include "versioning_commands.hpp"
 
 #include <CLI/CLI.hpp>
 #include <boost/json.hpp>
@@ -245,6 +246,8 @@ int main(int argc, char** argv) {
 
   schemagate::cli::ValidateCommand validate;
   schemagate::cli::add_validate(app, validate);
+  schemagate::cli::VersioningCommands versioning;
+  schemagate::cli::add_versioning_commands(app, versioning);
 
   auto* jcs = app.add_subcommand(
       "jcs", "Print the RFC 8785 canonical form of a JSON file (no trailing newline)");
@@ -301,6 +304,7 @@ int main(int argc, char** argv) {
   }
 
   if (app.got_subcommand("validate")) return schemagate::cli::run_validate(validate);
+  if (const auto status = schemagate::cli::run_versioning_commands(versioning)) return *status;
 
   if (keys_create->parsed()) {
     try {

@@ -123,6 +123,10 @@ class ExchangeService {
   // The JSON Schema of a published version (the latest when `version` is empty).
   boost::json::object json_schema(std::string_view scenario, std::string_view version = {});
 
+  // The contract form of a template (what versions are compared on): its payload schema
+  // without the version-specific $id and title.
+  static boost::json::value contract_input(const Template& t);
+
   // POST /scenarios/{s}/compatibility: {"from", "to"} compares two published versions,
   // {"from", "template"} a candidate template; "policy" ("strict" | "lenient") optional.
   boost::json::object compatibility(std::string_view scenario, const boost::json::value& body);
@@ -166,9 +170,6 @@ class ExchangeService {
   std::shared_ptr<const jsonschema::Schema> compiled(const Template& effective,
                                                      const std::string& cache_key);
 
-  // The contract form of a template: its payload schema without the version-specific $id and
-  // title, and its response schema.
-  static boost::json::value contract_input(const Template& t);
   void backfill_scenario(const std::string& scenario);
   // A validated payload in the requested version, translated to the served one and checked
   // against it.

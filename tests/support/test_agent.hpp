@@ -51,6 +51,20 @@ class Agent {
                                                   {"seat", "12A"},
                                                   {"echo", bj::parse(req.body)}});
     });
+    // An agent that moved from version 1 of its booking contract to version 2 (seed 003).
+    router_.add("POST", "/v1/book", [this](http::Request& req) {
+      record(req.body);
+      return http::Response::json(200, bj::object{{"ref", "BK-1"}});
+    });
+    router_.add("POST", "/v2/book", [this](http::Request& req) {
+      record(req.body);
+      const auto in = bj::parse(req.body);
+      if (!in.as_object().contains("destination") || !in.as_object().contains("cabin_class")) {
+        return http::Response::json(400, bj::object{{"error", "version 2 fields missing"}});
+      }
+      return http::Response::json(200,
+                                  bj::object{{"booking_ref", "BK-2"}, {"status", "confirmed"}});
+    });
     router_.add("POST", "/slow", [](http::Request&) {
       std::this_thread::sleep_for(1500ms);
       return http::Response::json(200, bj::object{{"status", "late"}});
