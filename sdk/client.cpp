@@ -34,40 +34,24 @@ struct SchemaClient::Impl {
   void load_jwks() {
     const auto r = call("GET", "/.well-known/jwks.json");
     throw_if_error(r);
-    jwks.clear();
-    const auto body = parse_body(r);
-    if (const auto* keys = body.is_object() ? body.get_object().if_contains("keys") : nullptr;
-        keys && keys->is_array()) {
-      for (const auto& k : keys->get_array()) {
-        if (const auto* kid = k.is_object() ? k.get_object().if_contains("kid") : nullptr;
-            kid && kid->is_string()) {
-          jwks[kid->get_string()] = k;
-        }
-      }
-    }
+    jwks = signing::keys_by_kid(parse_body(r));
   }
 
-  // Checks `jws` over `document` (its "signature" member left out) against the server's keys.
+  // Checks `jws` over `document` (its "signature" member left out) against the server's keys,
+  // fetching them again once for a key it has not seen (a rotation).
   void verify(const bj::value& document, const bj::value* jws, const std::string& what) {
     if (!jws) {
       if (options.require_signatures) throw IntegrityError(what + " is not signed");
       return;
     }
-    std::string problem;
-    const auto parts =
-        jws->is_string()
-            ? signing::parse_jws(jws->get_string(), signing::signed_content(document), problem)
-            : std::nullopt;
-    if (!parts) throw IntegrityError(what + ": malformed signature: " + problem);
-    const auto* kid = parts->header.if_contains("kid");
-    if (!kid || !kid->is_string()) throw IntegrityError(what + ": the signature names no key");
-    if (!jwks.contains(kid->get_string())) load_jwks();
-    const auto* jwk = jwks.if_contains(kid->get_string());
-    if (!jwk) throw IntegrityError(what + ": signed by a key the server does not publish");
-    const auto key = signing::public_key_of(*jwk, problem);
-    if (!key || !signing::verify_signature(*key, parts->signing_input, parts->signature)) {
-      throw IntegrityError(what + ": the signature does not verify (changed in transit?)");
+    if (!jws->is_string()) throw IntegrityError(what + ": the signature is not a JWS string");
+    if (jwks.empty()) load_jwks();
+    auto problem = signing::verify_document(document, jws->get_string(), jwks);
+    if (problem.find("not a trusted key") != std::string::npos) {
+      load_jwks();
+      problem = signing::verify_document(document, jws->get_string(), jwks);
     }
+    if (!problem.empty()) throw IntegrityError(what + ": " + problem);
   }
 
   http::ClientResponse call(std::string_view method, const std::string& path, std::string body = {},

@@ -172,58 +172,16 @@ bj::object jwks_from(const std::string& source) {
   } else {
     doc = read_json(source);
   }
-  bj::object keys;
-  const auto* list = doc.is_object() ? doc.get_object().if_contains("keys") : nullptr;
-  if (list && list->is_array()) {
-    for (const auto& k : list->get_array()) {
-      std::string ignored;
-      const auto key = signing::public_key_of(k, ignored);
-      if (key) keys[signing::thumbprint(*key)] = k;
-      if (const auto* kid = k.is_object() ? k.get_object().if_contains("kid") : nullptr;
-          key && kid && kid->is_string()) {
-        keys[kid->get_string()] = k;
-      }
-    }
-  } else if (doc.is_object() && doc.get_object().contains("kty")) {
-    std::string ignored;
-    if (const auto key = signing::public_key_of(doc, ignored))
-      keys[signing::thumbprint(*key)] = doc;
-  }
+  auto keys = signing::keys_by_kid(doc);
   if (keys.empty()) throw UsageError(source + ": no Ed25519 keys found");
   return keys;
 }
 
-bj::object jwks_from_text(const std::string& text) {
-  bj::object keys;
-  const auto doc = json::parse(text);
-  if (const auto* list = doc.is_object() ? doc.get_object().if_contains("keys") : nullptr;
-      list && list->is_array()) {
-    for (const auto& k : list->get_array()) {
-      if (const auto* kid = k.is_object() ? k.get_object().if_contains("kid") : nullptr;
-          kid && kid->is_string()) {
-        keys[kid->get_string()] = k;
-      }
-    }
-  }
-  return keys;
-}
-
-// Empty when `jws` is a valid signature of `doc` by one of `keys`; else why not.
+// Empty when the document's "signature" verifies with one of `keys`; else why not.
 std::string check_signature(const bj::value& doc, const bj::object& keys) {
   const auto* sig = doc.is_object() ? doc.get_object().if_contains("signature") : nullptr;
   if (!sig || !sig->is_string()) return "the document is not signed";
-  std::string problem;
-  const auto parts = signing::parse_jws(sig->get_string(), signing::signed_content(doc), problem);
-  if (!parts) return "malformed signature: " + problem;
-  const auto* kid = parts->header.if_contains("kid");
-  if (!kid || !kid->is_string()) return "the signature names no key (kid)";
-  const auto* jwk = keys.if_contains(kid->get_string());
-  if (!jwk) return "signed by " + std::string(kid->get_string()) + ", which is not a trusted key";
-  const auto key = signing::public_key_of(*jwk, problem);
-  if (!key || !signing::verify_signature(*key, parts->signing_input, parts->signature)) {
-    return "the signature does not verify: the document was changed or forged";
-  }
-  return {};
+  return signing::verify_document(doc, sig->get_string(), keys);
 }
 
 int run_verify(const VersioningCommands& c) {
@@ -347,7 +305,7 @@ int run_conformance(const VersioningCommands& c) {
   const auto jwks_r = k.call("GET", "/.well-known/jwks.json");
   bj::object keys;
   try {
-    if (jwks_r.status == 200) keys = jwks_from_text(jwks_r.body);
+    if (jwks_r.status == 200) keys = signing::keys_by_kid(json::parse(jwks_r.body));
   } catch (const std::exception&) {
   }
 

@@ -428,13 +428,8 @@ void add_a2a_routes(http::Router& router, a2a::A2AService& service, Auth& auth,
         char tag[24];
         std::snprintf(tag, sizeof tag, "\"%016llx\"",
                       static_cast<unsigned long long>(util::fnv1a64(text)));
-        http::Response r;
-        if (const auto inm = req.header("If-None-Match"); inm && *inm == tag) {
-          r.status = 304;
-        } else {
-          r = http::Response::text(200, text, "application/json");
-        }
-        r.set_header("ETag", tag);
+        auto r = http::conditional(
+            req, tag, [&] { return http::Response::text(200, text, "application/json"); });
         r.set_header("Cache-Control",
                      std::string(card.is_public ? "public" : "private") + ", max-age=60");
         r.set_header("Vary", "A2A-Version, Authorization");

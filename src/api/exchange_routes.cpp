@@ -258,16 +258,11 @@ void add_exchange_routes(http::Router& router, exchange::ExchangeService& servic
           req.param("scenario"), lang ? *lang : std::string_view{},
           version ? std::optional<std::string>(std::string(*version)) : std::nullopt, supported);
     });
-    if (const auto inm = req.header("If-None-Match"); inm && *inm == n.etag) {
-      http::Response r;
-      r.status = 304;
-      r.set_header("ETag", n.etag);
+    return http::conditional(req, n.etag, [&] {
+      auto r = http::Response::json(200, n.body);
+      r.set_header("Content-Language", std::string(n.body.at("language").as_string()));
       return r;
-    }
-    auto r = http::Response::json(200, n.body);
-    r.set_header("ETag", n.etag);
-    r.set_header("Content-Language", std::string(n.body.at("language").as_string()));
-    return r;
+    });
   });
 
   router.add("POST", "/scenarios/{scenario}/payloads",

@@ -176,13 +176,8 @@ void add_registry_routes(http::Router& router, registry::RegistryService& servic
   router.add("GET", "/agents/{id}", [&service, caller_of](http::Request& req) {
     const auto entry = call([&] { return service.get(req.param("id"), caller_of(req)); });
     const std::string tag = etag(entry);
-    http::Response r;
-    if (const auto inm = req.header("If-None-Match"); inm && *inm == tag) {
-      r.status = 304;
-    } else {
-      r = http::Response::json(200, entry.card->raw);
-    }
-    r.set_header("ETag", tag);
+    auto r =
+        http::conditional(req, tag, [&] { return http::Response::json(200, entry.card->raw); });
     r.set_header("Last-Modified", util::format_http_date(entry.updated_at_ms));
     return r;
   });

@@ -30,14 +30,7 @@ void add_versioning_routes(http::Router& router, versioning::VersioningService& 
                            const json::ParseLimits& limits) {
   router.add("GET", "/.well-known/schema-manifest.json", [&service](http::Request& req) {
     const auto m = service.manifest();
-    if (const auto inm = req.header("If-None-Match"); inm && *inm == m.etag) {
-      http::Response r;
-      r.status = 304;
-      r.set_header("ETag", m.etag);
-      return r;
-    }
-    auto r = http::Response::json(200, m.body);
-    r.set_header("ETag", m.etag);
+    auto r = http::conditional(req, m.etag, [&] { return http::Response::json(200, m.body); });
     r.set_header("Cache-Control", "public, max-age=60");
     return r;
   });

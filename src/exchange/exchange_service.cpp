@@ -192,17 +192,11 @@ void ExchangeService::backfill_scenario(const std::string& scenario) {
 std::size_t ExchangeService::backfill_versions() {
   if (!versioning_) return 0;
   std::size_t n = 0;
-  std::string after;
-  for (;;) {
-    const auto page = store_.list(kScenarios, {"", after, 200});
-    for (const auto& d : page.items) {
-      const auto before = versioning_->current(d.key);
-      backfill_scenario(d.key);
-      n += !before && versioning_->current(d.key);
-    }
-    if (!page.next_after_key) break;
-    after = *page.next_after_key;
-  }
+  store_.scan(kScenarios, "", [&](const store::Document& d) {
+    const auto before = versioning_->current(d.key);
+    backfill_scenario(d.key);
+    n += !before && versioning_->current(d.key);
+  });
   return n;
 }
 

@@ -78,6 +78,18 @@ Response Response::text(int status, std::string body, std::string content_type) 
   return r;
 }
 
+Response conditional(const Request& request, const std::string& etag,
+                     const std::function<Response()>& fresh) {
+  Response r;
+  if (const auto inm = request.header("If-None-Match"); inm && *inm == etag) {
+    r.status = 304;
+  } else {
+    r = fresh();
+  }
+  r.set_header("ETag", etag);
+  return r;
+}
+
 Response error_response(const Error& e) {
   boost::json::object err{{"code", e.code()}, {"message", e.what()}};
   if (e.details()) err["details"] = *e.details();

@@ -2,6 +2,7 @@
 
 #include <boost/json/value.hpp>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -84,5 +85,10 @@ class Error : public std::runtime_error {
 };
 
 Response error_response(const Error& e);
+
+// RFC 9110 §13.1.2: 304 Not Modified when the request's If-None-Match names `etag`, else the
+// response `fresh` builds. Either way it carries the ETag.
+Response conditional(const Request& request, const std::string& etag,
+                     const std::function<Response()>& fresh);
 
 }  // namespace schemagate::http

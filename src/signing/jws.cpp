@@ -200,4 +200,39 @@ bool verify_signature(const std::array<std::uint8_t, 32>& public_key, std::strin
                                      message.size(), public_key.data()) == 0;
 }
 
+bj::object keys_by_kid(const bj::value& jwks) {
+  bj::object out;
+  const auto add = [&out](const bj::value& jwk) {
+    std::string ignored;
+    const auto key = public_key_of(jwk, ignored);
+    if (!key) return;
+    const auto* kid = jwk.as_object().if_contains("kid");
+    out[kid && kid->is_string() ? std::string(kid->get_string()) : thumbprint(*key)] = jwk;
+  };
+  const auto* list = jwks.is_object() ? jwks.get_object().if_contains("keys") : nullptr;
+  if (list && list->is_array()) {
+    for (const auto& k : list->get_array())
+      add(k);
+  } else if (jwks.is_object()) {
+    add(jwks);
+  }
+  return out;
+}
+
+std::string verify_document(const bj::value& document, std::string_view jws,
+                            const bj::object& keys) {
+  std::string problem;
+  const auto parts = parse_jws(jws, signed_content(document), problem);
+  if (!parts) return "malformed signature: " + problem;
+  const auto* kid = parts->header.if_contains("kid");
+  if (!kid || !kid->is_string()) return "the signature names no key (kid)";
+  const auto* jwk = keys.if_contains(kid->get_string());
+  if (!jwk) return "signed by " + std::string(kid->get_string()) + ", which is not a trusted key";
+  const auto key = public_key_of(*jwk, problem);
+  if (!key || !verify_signature(*key, parts->signing_input, parts->signature)) {
+    return "the signature does not verify: the document was changed or forged";
+  }
+  return {};
+}
+
 }  // namespace schemagate::signing

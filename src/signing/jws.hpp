@@ -57,6 +57,15 @@ std::optional<JwsParts> parse_jws(std::string_view jws, std::optional<std::strin
 bool verify_signature(const std::array<std::uint8_t, 32>& public_key, std::string_view message,
                       std::string_view signature);
 
+// The Ed25519 keys of a JWKS ({"keys": [...]}) or of a single JWK, by kid (a key without one
+// is listed under its RFC 7638 thumbprint). Other keys are left out.
+boost::json::object keys_by_kid(const boost::json::value& jwks);
+
+// Checks a sign_document() signature against `keys` (from keys_by_kid). Empty when valid;
+// otherwise what is wrong (malformed, unknown key, changed document).
+std::string verify_document(const boost::json::value& document, std::string_view jws,
+                            const boost::json::object& keys);
+
 // The bytes sign_document() signs for `document`.
 std::string signed_content(const boost::json::value& document);
 

@@ -26,21 +26,15 @@ KeyStore::KeyStore(store::Store& store, const util::Clock& clock) : store_(store
 void KeyStore::load() {
   if (loaded_) return;
   std::vector<std::pair<std::int64_t, KeyPair>> keys;
-  std::string after;
-  for (;;) {
-    const auto page = store_.list(kOwnKeys, {"", after, 200});
-    for (const auto& d : page.items) {
-      const auto seed = base64url_decode(d.body.at("d").as_string());
-      if (!seed || seed->size() != 32) {
-        throw std::runtime_error("signing key " + d.key + " in the store is damaged");
-      }
-      std::array<std::uint8_t, 32> s{};
-      std::copy(seed->begin(), seed->end(), s.begin());
-      keys.emplace_back(d.body.at("created_at_ms").as_int64(), KeyPair::from_seed(s));
+  store_.scan(kOwnKeys, "", [&](const store::Document& d) {
+    const auto seed = base64url_decode(d.body.at("d").as_string());
+    if (!seed || seed->size() != 32) {
+      throw std::runtime_error("signing key " + d.key + " in the store is damaged");
     }
-    if (!page.next_after_key) break;
-    after = *page.next_after_key;
-  }
+    std::array<std::uint8_t, 32> s{};
+    std::copy(seed->begin(), seed->end(), s.begin());
+    keys.emplace_back(d.body.at("created_at_ms").as_int64(), KeyPair::from_seed(s));
+  });
   std::stable_sort(keys.begin(), keys.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });
   own_.clear();
@@ -158,14 +152,7 @@ bool KeyStore::distrust(std::string_view kid) {
 
 bj::array KeyStore::trusted() {
   bj::array out;
-  std::string after;
-  for (;;) {
-    const auto page = store_.list(kTrustedKeys, {"", after, 200});
-    for (const auto& d : page.items)
-      out.push_back(d.body);
-    if (!page.next_after_key) break;
-    after = *page.next_after_key;
-  }
+  store_.scan(kTrustedKeys, "", [&](const store::Document& d) { out.push_back(d.body); });
   return out;
 }
 

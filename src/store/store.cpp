@@ -45,6 +45,18 @@ bool Store::remove(std::string collection, std::string key,
              .revision != 0;
 }
 
+void Store::scan(std::string_view collection, std::string_view prefix,
+                 const std::function<void(const Document&)>& each) {
+  std::string after;
+  for (;;) {
+    const auto page = list(collection, {std::string(prefix), after, 200});
+    for (const auto& d : page.items)
+      each(d);
+    if (!page.next_after_key) return;
+    after = *page.next_after_key;
+  }
+}
+
 std::unique_ptr<Store> open_store(const StoreOptions& options, const util::Clock& clock) {
   const std::string_view t = options.target;
   if (t.starts_with("postgres://") || t.starts_with("postgresql://")) {

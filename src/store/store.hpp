@@ -3,6 +3,7 @@
 #include <boost/json/value.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -121,6 +122,9 @@ class Store {
   // True when something was removed.
   bool remove(std::string collection, std::string key,
               std::optional<std::int64_t> expected_revision = std::nullopt);
+  // Every document of a collection whose key starts with `prefix`, page by page, in key order.
+  void scan(std::string_view collection, std::string_view prefix,
+            const std::function<void(const Document&)>& each);
 };
 
 struct StoreOptions {

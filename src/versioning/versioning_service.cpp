@@ -138,39 +138,27 @@ std::shared_ptr<const VersioningService::State> VersioningService::load(
                                                 kv.value().at("announced_ms").as_int64()};
     }
   }
-  std::string after;
-  for (;;) {
-    const auto page = store_.list(kVersions, {contract + "/", after, 200});
-    for (const auto& d : page.items) {
-      const auto& b = d.body.as_object();
-      if (b.at("contract").as_string() != contract.c_str()) continue;
-      State::Version v;
-      v.input = b.at("input_schema");
-      v.output = b.at("output_schema");
-      v.input_check = compile_or_null(v.input);
-      v.output_check = compile_or_null(v.output);
-      s->versions[std::string(b.at("version").as_string())] = std::move(v);
-    }
-    if (!page.next_after_key) break;
-    after = *page.next_after_key;
-  }
-  after.clear();
-  for (;;) {
-    const auto page = store_.list(kMappings, {contract + "/", after, 200});
-    for (const auto& d : page.items) {
-      const auto& body = d.body.as_object();
-      auto parsed = mapping::parse_mapping(body);
-      if (!std::holds_alternative<mapping::Mapping>(parsed)) continue;
-      auto m = std::move(std::get<mapping::Mapping>(parsed));
-      if (m.contract != contract) continue;
-      // A key the operator stopped trusting takes its mappings out of service.
-      const auto* sig = body.if_contains("signature");
-      if (!sig || !sig->is_string() || !keys_.verify(body, sig->get_string()).valid) continue;
-      s->mappings.push_back({std::move(m), body});
-    }
-    if (!page.next_after_key) break;
-    after = *page.next_after_key;
-  }
+  store_.scan(kVersions, contract + "/", [&](const store::Document& d) {
+    const auto& b = d.body.as_object();
+    if (b.at("contract").as_string() != contract.c_str()) return;
+    State::Version v;
+    v.input = b.at("input_schema");
+    v.output = b.at("output_schema");
+    v.input_check = compile_or_null(v.input);
+    v.output_check = compile_or_null(v.output);
+    s->versions[std::string(b.at("version").as_string())] = std::move(v);
+  });
+  store_.scan(kMappings, contract + "/", [&](const store::Document& d) {
+    const auto& body = d.body.as_object();
+    auto parsed = mapping::parse_mapping(body);
+    if (!std::holds_alternative<mapping::Mapping>(parsed)) return;
+    auto m = std::move(std::get<mapping::Mapping>(parsed));
+    if (m.contract != contract) return;
+    // A key the operator stopped trusting takes its mappings out of service.
+    const auto* sig = body.if_contains("signature");
+    if (!sig || !sig->is_string() || !keys_.verify(body, sig->get_string()).valid) return;
+    s->mappings.push_back({std::move(m), body});
+  });
   return s;
 }
 
@@ -438,14 +426,8 @@ bj::object VersioningService::profile(const std::string& contract) {
 
 VersioningService::Manifest VersioningService::manifest() {
   bj::object compat;
-  std::string after;
-  for (;;) {
-    const auto page = store_.list(kContracts, {"", after, 200});
-    for (const auto& d : page.items)
-      compat[d.key] = profile_of(*state(d.key));
-    if (!page.next_after_key) break;
-    after = *page.next_after_key;
-  }
+  store_.scan(kContracts, "",
+              [&](const store::Document& d) { compat[d.key] = profile_of(*state(d.key)); });
   Manifest m;
   m.body = bj::object{{"schema_compatibility", std::move(compat)}};
   sign_in_place(m.body);

@@ -83,18 +83,9 @@ class VersioningTest : public ::testing::Test {
 
   // Whether a detached JWS over `doc` verifies with a key of the server's JWKS.
   bool signed_by_server(const bj::value& doc, const std::string& jws) {
-    const auto jwks = body_json(c_->get("/.well-known/jwks.json"));
-    std::string problem;
-    const auto parts =
-        schemagate::signing::parse_jws(jws, schemagate::signing::signed_content(doc), problem);
-    if (!parts) return false;
-    for (const auto& k : jwks.at("keys").as_array()) {
-      if (k.at("kid") != parts->header.at("kid")) continue;
-      const auto key = schemagate::signing::public_key_of(k, problem);
-      return key &&
-             schemagate::signing::verify_signature(*key, parts->signing_input, parts->signature);
-    }
-    return false;
+    const auto keys =
+        schemagate::signing::keys_by_kid(body_json(c_->get("/.well-known/jwks.json")));
+    return schemagate::signing::verify_document(doc, jws, keys).empty();
   }
 
   std::filesystem::path dir_;
