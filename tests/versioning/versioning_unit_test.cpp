@@ -312,4 +312,57 @@ TEST_F(VersioningStoreTest, DeprecationNeedsNinetyDaysAndNeverMovesEarlier) {
   }
 }
 
+TEST_F(VersioningStoreTest, MappingsComposeAlongTheVersionGraphAndDecideWhatIsAccepted) {
+  signing::KeyStore keys(*store_, clock_);
+  versioning::VersioningService service(*store_, clock_, keys);
+  using Kind = versioning::VersioningService::Kind;
+  const auto publish = [&](const std::string& v, std::string_view in, std::string_view out) {
+    auto plan = service.plan_publish("a:op", Kind::operation, v, J(in), J(out));
+    store_->commit(plan.writes);
+    service.forget("a:op");
+  };
+  publish("1.0.0", R"({"type":"object","required":["a"]})", R"({"type":"object"})");
+  publish("2.0.0", R"({"type":"object","required":["b"]})", R"({"type":"object"})");
+  publish("3.0.0", R"({"type":"object","required":["c"]})", R"({"type":"object"})");
+  EXPECT_EQ(*service.current("a:op"), "3.0.0");
+  service.put_mapping(
+      "a:op", "1.0.0", "2.0.0",
+      J(R"({"direction":"bidirectional","operations":[{"op":"rename","from":"/a","to":"/b"}]})"));
+  service.put_mapping("a:op", "2.0.0", "3.0.0",
+                      J(R"({"operations":[{"op":"rename","from":"/b","to":"/c"}]})"));
+  // Two hops forward; back only where a mapping is invertible and bidirectional.
+  const auto forward = service.route("a:op", "1.0.0", "3.0.0");
+  ASSERT_TRUE(forward);
+  EXPECT_EQ(mapping::apply(*forward, J(R"({"a":1})")), J(R"({"c":1})"));
+  EXPECT_TRUE(service.route("a:op", "2.0.0", "1.0.0"));
+  EXPECT_FALSE(service.route("a:op", "3.0.0", "1.0.0"));
+  // The agent speaks 3.0.0 and has an output: older versions need a way back for replies.
+  auto profile = service.profile("a:op");
+  EXPECT_EQ(profile.at("accepts"), J(R"(["3.0.0"])"));
+  try {
+    service.negotiate("a:op", std::string("1.0.0"), false, false);
+    FAIL() << "1.0.0 cannot be answered in its own version";
+  } catch (const util::ContractError& e) {
+    EXPECT_EQ(e.code(), "UnsupportedSchemaVersion");
+  }
+  // With permission to upgrade, the request is translated and answered in 3.0.0.
+  const auto n = service.negotiate("a:op", std::string("1.0.0"), true, false);
+  EXPECT_EQ(n.served, "3.0.0");
+  EXPECT_EQ(n.response_version, "3.0.0");
+  ASSERT_TRUE(n.inbound);
+  EXPECT_EQ(mapping::apply(*n.inbound, J(R"({"a":"x"})")), J(R"({"c":"x"})"));
+  // A way back makes 1.0.0 and 2.0.0 accepted.
+  service.put_mapping("a:op", "3.0.0", "2.0.0",
+                      J(R"({"operations":[{"op":"rename","from":"/c","to":"/b"}]})"));
+  profile = service.profile("a:op");
+  EXPECT_EQ(profile.at("accepts"), J(R"(["1.0.0","2.0.0","3.0.0"])"));
+  // Going back to an older number is refused for an operation.
+  try {
+    service.plan_publish("a:op", Kind::operation, "2.5.0", J("{}"), J("{}"));
+    FAIL();
+  } catch (const util::ContractError& e) {
+    EXPECT_EQ(e.status(), 409);
+  }
+}
+
 }  // namespace
