@@ -227,7 +227,7 @@ void add_exchange_routes(http::Router& router, exchange::ExchangeService& servic
   router.add("GET", "/scenarios/{scenario}/versions/{version}", [&service](http::Request& req) {
     const auto n = call([&] {
       return service.negotiate(req.param("scenario"), "",
-                               std::optional<std::string>(req.param("version")));
+                               std::optional<std::string>(req.param("version")), {}, false);
     });
     return http::Response::json(200, n.body);
   });

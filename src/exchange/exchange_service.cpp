@@ -322,12 +322,15 @@ std::shared_ptr<const ExchangeService::Located> ExchangeService::find_schema_id(
 ExchangeService::Negotiated ExchangeService::negotiate(std::string_view scenario,
                                                        std::string_view preferred_language,
                                                        std::optional<std::string> version,
-                                                       const std::vector<std::string>& supported) {
+                                                       const std::vector<std::string>& supported,
+                                                       bool for_use) {
   std::string v;
   std::string warning;
-  if (versioning_) {
+  if (versioning_ && !for_use && version) {
+    v = *version;  // every published version stays readable, withdrawn or not (§3.4)
+    warning = versioning_->notice(std::string(scenario), v).deprecation_warning;
+  } else if (versioning_) {
     latest_version(scenario);  // 404 for an unknown scenario
-    backfill_scenario(std::string(scenario));
     const std::string contract(scenario);
     if (!version && !supported.empty()) {
       version =
@@ -475,7 +478,6 @@ bj::object ExchangeService::submit(std::string_view schema_id_in, const bj::valu
     std::string v;
     if (versioning_) {
       latest_version(expected_scenario);  // 404 for an unknown scenario
-      backfill_scenario(std::string(expected_scenario));
       nego = versioning_->negotiate(std::string(expected_scenario), version.schema_version,
                                     version.permit_upgrade, version.permit_downgrade);
       v = nego->requested;
@@ -498,7 +500,6 @@ bj::object ExchangeService::submit(std::string_view schema_id_in, const bj::valu
                                                  ", not " + std::string(expected_scenario));
   }
   if (versioning_ && !nego) {
-    backfill_scenario(located->scenario);
     nego = versioning_->negotiate(located->scenario, located->version, version.permit_upgrade,
                                   version.permit_downgrade);
   }
@@ -551,12 +552,17 @@ bj::object ExchangeService::submit(std::string_view schema_id_in, const bj::valu
                                    {"at", util::format_rfc3339(clock_.now())}});
   }
 
-  if (nego && nego->inbound) completed = translate_payload(*nego, completed);
+  std::string served_schema_id = schema_id;
+  if (nego && nego->inbound) {
+    completed = translate_payload(*nego, completed);
+    served_schema_id = load_template(located->scenario, nego->served)->tmpl.schema_id;
+  }
 
   bj::object out;
   const std::string endpoint = endpoint_of(located->scenario);
   if (endpoint.empty()) {
-    out = bj::object{{"status", "accepted"}, {"schema_id", schema_id}, {"payload", completed}};
+    out =
+        bj::object{{"status", "accepted"}, {"schema_id", served_schema_id}, {"payload", completed}};
   } else {
     AgentTransport::Reply reply;
     try {
@@ -648,7 +654,6 @@ bj::object ExchangeService::compatibility(std::string_view scenario, const bj::v
   }
   const std::string contract(scenario);
   latest_version(scenario);  // 404 for an unknown scenario
-  backfill_scenario(contract);
   std::optional<versioning::Policy> policy;
   if (const auto p = text("policy"); !p.empty()) {
     policy = versioning::parse_policy(p);

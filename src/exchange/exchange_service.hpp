@@ -116,10 +116,11 @@ class ExchangeService {
     std::string etag;  // strong, quoted
   };
   // get_schema_template: the default version unless `version` is given, or the highest of
-  // `supported` the scenario accepts (the seed 003 handshake).
+  // `supported` the scenario accepts (the seed 003 handshake). `for_use` false reads a
+  // published version as it is, accepted or withdrawn (GET /scenarios/{s}/versions/{v}).
   Negotiated negotiate(std::string_view scenario, std::string_view preferred_language,
                        std::optional<std::string> version = std::nullopt,
-                       const std::vector<std::string>& supported = {});
+                       const std::vector<std::string>& supported = {}, bool for_use = true);
   // The JSON Schema of a published version (the latest when `version` is empty).
   boost::json::object json_schema(std::string_view scenario, std::string_view version = {});
 

@@ -4,8 +4,11 @@
 #include "http/client.hpp"
 #include "json/parse.hpp"
 #include "server/http_agent_transport.hpp"
+#include "signing/key_store.hpp"
 #include "store/store.hpp"
 #include "util/clock.hpp"
+#include "util/contract_error.hpp"
+#include "versioning/versioning_service.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -110,6 +113,50 @@ TEST_F(ExchangeServiceTest, PublishedTemplatesSurviveARestart) {
   const auto n = again.negotiate("photo_retouch", "en", std::nullopt);
   EXPECT_EQ(n.body.at("schema_id"), "photo_retouch_v2");
   EXPECT_EQ(n.body.at("keys").as_array().size(), 3u);  // + other
+}
+
+// Seed 003 §3.5 across the date, on the injected clock: a deprecated version is announced on
+// every answer, leaves `accepts` on its date, stays readable, and is served by translation only
+// where the client permits an upgrade.
+TEST_F(ExchangeServiceTest, ADeprecatedVersionIsWithdrawnOnItsDate) {
+  signing::KeyStore keys(*store_, clock_);
+  versioning::VersioningService versioning(*store_, clock_, keys);
+  service_->use_versioning(&versioning);
+  service_->backfill_versions();
+  service_->publish("photo_retouch", "3.0.0", json::parse(R"({
+      "schema_id": "photo_retouch_v3", "scenario": "photo_retouch",
+      "keys": [{"key_name": "smoothing", "key_type": "integer", "required": false,
+                "minimum": 0, "maximum": 10, "semantic_description": "Skin smoothing, 0-10."}]})"));
+  versioning.put_mapping("photo_retouch", "2.0.0", "3.0.0", json::parse(R"({"operations":[
+      {"op": "rename", "from": "/skin_smoothing", "to": "/smoothing"},
+      {"op": "remove", "path": "/filter_style"}]})"));
+  const auto day = std::chrono::hours(24);
+  versioning.deprecate("photo_retouch", "2.0.0", util::format_rfc3339(clock_.now() + 100 * day));
+  auto before = service_->submit("photo_retouch_v2", json::parse(R"({"skin_smoothing":4})"), "");
+  EXPECT_EQ(before.at("schema_version"), "2.0.0");
+  EXPECT_TRUE(before.contains("deprecation_warning"));
+
+  clock_.advance(101 * day);
+  try {
+    service_->submit("photo_retouch_v2", json::parse(R"({"skin_smoothing":4})"), "");
+    FAIL() << "2.0.0 was withdrawn";
+  } catch (const util::ContractError& e) {
+    EXPECT_EQ(e.code(), "UnsupportedSchemaVersion");
+    EXPECT_EQ(e.details().at("accepts"), json::parse(R"(["3.0.0"])"));
+  }
+  EXPECT_THROW(service_->negotiate("photo_retouch", "", std::string("2.0.0")), util::ContractError);
+  EXPECT_EQ(service_->negotiate("photo_retouch", "", std::string("2.0.0"), {}, false)
+                .body.at("schema_id"),
+            "photo_retouch_v2")
+      << "a withdrawn version stays readable";
+  exchange::VersionRequest upgrade;
+  upgrade.permit_upgrade = true;
+  const auto upgraded =
+      service_->submit("photo_retouch_v2", json::parse(R"({"skin_smoothing":4})"), "", {}, upgrade);
+  EXPECT_EQ(upgraded.at("schema_version"), "3.0.0");
+  EXPECT_EQ(upgraded.at("upgraded_from"), "2.0.0");
+  EXPECT_EQ(upgraded.at("payload"), json::parse(R"({"smoothing":4})"));
+  EXPECT_EQ(upgraded.at("schema_id"), "photo_retouch_v3");
 }
 
 }  // namespace
