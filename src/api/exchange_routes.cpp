@@ -301,12 +301,14 @@ void add_exchange_routes(http::Router& router, exchange::ExchangeService& servic
              });
 
   router.add("GET", "/scenarios/{scenario}/endpoint", [&service](http::Request& req) {
-    return http::Response::json(200, call([&] {
-                                  const auto e = service.endpoint_of(req.param("scenario"));
-                                  return bj::object{
-                                      {"scenario", req.param("scenario")},
-                                      {"endpoint", e.empty() ? bj::value(nullptr) : bj::value(e)}};
-                                }));
+    return http::Response::json(
+        200, call([&] {
+          const auto b = service.binding_of(req.param("scenario"));
+          return bj::object{
+              {"scenario", req.param("scenario")},
+              {"endpoint", b.endpoint.empty() ? bj::value(nullptr) : bj::value(b.endpoint)},
+              {"accepts_patch_keys", b.accepts_patch_keys}};
+        }));
   });
 
   router.add(
@@ -316,15 +318,22 @@ void add_exchange_routes(http::Router& router, exchange::ExchangeService& servic
         const auto* e = body.is_object() ? body.get_object().if_contains("endpoint") : nullptr;
         if (!e || !(e->is_string() || e->is_null())) {
           throw http::Error(400, "InvalidInput",
-                            "the body must be {\"endpoint\": \"http://...\"} (or null to unbind)");
+                            "the body must be {\"endpoint\": \"http://...\", "
+                            "\"accepts_patch_keys\"?: bool} (endpoint null to unbind)");
         }
+        const auto* a = body.get_object().if_contains("accepts_patch_keys");
+        if (a && !a->is_bool()) {
+          throw http::Error(400, "InvalidInput", "accepts_patch_keys must be true or false");
+        }
+        const bool accepts = a && a->get_bool();
         call([&] {
           service.bind_endpoint(req.param("scenario"),
-                                e->is_string() ? std::string_view(e->get_string()) : "");
+                                e->is_string() ? std::string_view(e->get_string()) : "", accepts);
           return 0;
         });
-        return http::Response::json(
-            200, bj::object{{"scenario", req.param("scenario")}, {"endpoint", *e}});
+        return http::Response::json(200, bj::object{{"scenario", req.param("scenario")},
+                                                    {"endpoint", *e},
+                                                    {"accepts_patch_keys", accepts}});
       });
 
   router.add("POST", "/scenarios/{scenario}/patches",

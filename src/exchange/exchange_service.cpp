@@ -110,7 +110,7 @@ ExchangeService::Published ExchangeService::publish(std::string_view scenario,
   const auto existing = store_.get(kTemplates, template_key(scenario, version));
   if (existing) {
     if (json::canonicalize(existing->body) == json::canonicalize(stored)) {
-      if (!t.endpoint.empty()) bind_endpoint(scenario, t.endpoint);
+      if (!t.endpoint.empty()) bind_endpoint(scenario, t.endpoint, t.accepts_patch_keys);
       return {stored, false};
     }
     throw ExchangeError(Kind::conflict, "version " + std::string(version) + " of " +
@@ -136,8 +136,9 @@ ExchangeService::Published ExchangeService::publish(std::string_view scenario,
                         bj::object{{"scenario", scenario}, {"versions", versions}},
                         index ? index->revision : 0)};
   if (!t.endpoint.empty()) {
-    writes.push_back(store::Write::put(std::string(kEndpoints), std::string(scenario),
-                                       bj::object{{"endpoint", t.endpoint}}));
+    writes.push_back(store::Write::put(
+        std::string(kEndpoints), std::string(scenario),
+        bj::object{{"endpoint", t.endpoint}, {"accepts_patch_keys", t.accepts_patch_keys}}));
   }
   if (versioning_) {
     backfill_scenario(std::string(scenario));
@@ -200,7 +201,8 @@ std::size_t ExchangeService::backfill_versions() {
   return n;
 }
 
-void ExchangeService::bind_endpoint(std::string_view scenario, std::string_view endpoint) {
+void ExchangeService::bind_endpoint(std::string_view scenario, std::string_view endpoint,
+                                    bool accepts_patch_keys) {
   latest_version(scenario);  // 404 for an unknown scenario
   if (endpoint.empty()) {
     store_.remove(std::string(kEndpoints), std::string(scenario));
@@ -209,12 +211,16 @@ void ExchangeService::bind_endpoint(std::string_view scenario, std::string_view 
   if (!endpoint.starts_with("http://") && !endpoint.starts_with("https://")) {
     throw ExchangeError(Kind::invalid_input, "endpoint must be an http:// or https:// URL");
   }
-  store_.put(std::string(kEndpoints), std::string(scenario), bj::object{{"endpoint", endpoint}});
+  store_.put(std::string(kEndpoints), std::string(scenario),
+             bj::object{{"endpoint", endpoint}, {"accepts_patch_keys", accepts_patch_keys}});
 }
 
-std::string ExchangeService::endpoint_of(std::string_view scenario) {
+ExchangeService::Binding ExchangeService::binding_of(std::string_view scenario) {
   const auto doc = store_.get(kEndpoints, scenario);
-  return doc ? std::string(doc->body.at("endpoint").as_string()) : std::string();
+  if (!doc) return {};
+  const auto& o = doc->body.as_object();
+  const auto* a = o.if_contains("accepts_patch_keys");
+  return {std::string(o.at("endpoint").as_string()), a && a->is_bool() && a->get_bool()};
 }
 
 bj::array ExchangeService::list_scenarios() {
@@ -539,7 +545,9 @@ bj::object ExchangeService::submit(std::string_view schema_id_in, const bj::valu
   }
   bj::array applied;
   for (const auto& k : t.keys) {
-    if (!k.required && k.default_value && !completed.contains(k.name)) {
+    // An experimental key's default would put a key into every payload that its agent may not
+    // know; only what a client actually sends for it is passed on.
+    if (!k.required && !k.experimental && k.default_value && !completed.contains(k.name)) {
       completed[k.name] = *k.default_value;
       applied.push_back(bj::value(k.name));
     }
@@ -558,8 +566,12 @@ bj::object ExchangeService::submit(std::string_view schema_id_in, const bj::valu
     served_schema_id = load_template(located->scenario, nego->served)->tmpl.schema_id;
   }
 
+  const Binding binding = binding_of(located->scenario);
+  const std::string& endpoint = binding.endpoint;
+  bj::array folded;
+  if (!endpoint.empty() && !binding.accepts_patch_keys) fold_patch_keys(t, completed, folded);
+
   bj::object out;
-  const std::string endpoint = endpoint_of(located->scenario);
   if (endpoint.empty()) {
     out =
         bj::object{{"status", "accepted"}, {"schema_id", served_schema_id}, {"payload", completed}};
@@ -619,6 +631,7 @@ bj::object ExchangeService::submit(std::string_view schema_id_in, const bj::valu
     }
   }
   if (!applied.empty()) out["applied_defaults"] = std::move(applied);
+  if (!folded.empty()) out["folded_into_other"] = std::move(folded);
   if (!patches.empty()) {
     bj::array new_keys, modified_keys, ids;
     for (const auto& p : patches) {
@@ -635,6 +648,27 @@ bj::object ExchangeService::submit(std::string_view schema_id_in, const bj::valu
     out["schema_update_suggestion"] = std::move(suggestion);
   }
   return out;
+}
+
+void ExchangeService::fold_patch_keys(const Template& t, bj::object& payload, bj::array& folded) {
+  std::string notes;
+  for (const auto& k : t.keys) {
+    if (!k.experimental) continue;
+    const auto it = payload.find(k.name);
+    if (it == payload.end()) continue;
+    const auto& v = it->value();
+    notes += (notes.empty() ? "" : "; ") + k.name + ": " +
+             (v.is_string() ? std::string(v.get_string()) : json::canonicalize(v));
+    folded.push_back(bj::string(k.name));
+    payload.erase(it);
+  }
+  if (notes.empty()) return;
+  auto* other = payload.if_contains(kOtherKey);
+  if (other && other->is_string() && !other->get_string().empty()) {
+    *other = std::string(other->get_string()) + "; " + notes;
+  } else {
+    payload[kOtherKey] = notes;
+  }
 }
 
 bj::object ExchangeService::compatibility(std::string_view scenario, const bj::value& body) {

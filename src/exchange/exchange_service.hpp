@@ -108,8 +108,17 @@ class ExchangeService {
 
   // Where executed payloads of a scenario go (PUT /scenarios/{s}/endpoint; also set by a publish
   // body's "endpoint"). An empty endpoint means validate and complete only.
-  void bind_endpoint(std::string_view scenario, std::string_view endpoint);
-  std::string endpoint_of(std::string_view scenario);
+  // `accepts_patch_keys`: the agent understands keys that patches add (experimental keys);
+  // otherwise their values reach it folded into `other` as readable text, and their defaults
+  // are never injected (a patch must never break an agent that does not know its keys).
+  void bind_endpoint(std::string_view scenario, std::string_view endpoint,
+                     bool accepts_patch_keys = false);
+  struct Binding {
+    std::string endpoint;  // empty: validate and complete only
+    bool accepts_patch_keys = false;
+  };
+  Binding binding_of(std::string_view scenario);
+  std::string endpoint_of(std::string_view scenario) { return binding_of(scenario).endpoint; }
 
   struct Negotiated {
     boost::json::object body;
@@ -172,6 +181,10 @@ class ExchangeService {
                                                      const std::string& cache_key);
 
   void backfill_scenario(const std::string& scenario);
+  // Moves the values of experimental keys into `other` as "key: value" text (listed in
+  // `folded`), for an agent that does not accept patch keys.
+  static void fold_patch_keys(const Template& t, boost::json::object& payload,
+                              boost::json::array& folded);
   // A validated payload in the requested version, translated to the served one and checked
   // against it.
   boost::json::object translate_payload(const versioning::VersioningService::Negotiation& nego,

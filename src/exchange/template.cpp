@@ -49,7 +49,8 @@ constexpr std::string_view kKeyFields[] = {"key_name",   "key_type",      "seman
                                            "deprecated", "examples"};
 
 constexpr std::string_view kTemplateFields[] = {
-    "schema_id", "scenario", "version", "keys", "response_schema", "endpoint", "default_language"};
+    "schema_id",       "scenario", "version",          "keys",
+    "response_schema", "endpoint", "default_language", "accepts_patch_keys"};
 
 bool snake_case(std::string_view s) {
   if (s.empty() || !std::islower(static_cast<unsigned char>(s[0]))) return false;
@@ -365,6 +366,13 @@ std::variant<Template, std::vector<TemplateProblem>> parse_template(const bj::va
       r.problem("/endpoint", "endpoint must be an http:// or https:// URL");
     } else {
       t.endpoint = url;
+    }
+  }
+  if (const auto* a = o.if_contains("accepts_patch_keys")) {
+    if (!a->is_bool()) {
+      r.problem("/accepts_patch_keys", "accepts_patch_keys must be true or false");
+    } else {
+      t.accepts_patch_keys = a->get_bool();
     }
   }
   if (const auto* rs = o.if_contains("response_schema")) {

@@ -37,6 +37,9 @@ struct Template {
   // The agent's HTTP endpoint, when the publish body names one. It is a binding of the
   // scenario, not part of the immutable version: to_json() leaves it out.
   std::string endpoint;
+  // Part of the same binding: whether that agent understands keys added by patches. When it
+  // does not, their values reach it folded into `other` as text (seed 000 §4.3).
+  bool accepts_patch_keys = false;
 
   const KeyDefinition* key(std::string_view name) const;
   boost::json::object to_json() const;  // the stored, publishable form

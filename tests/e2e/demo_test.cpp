@@ -105,4 +105,77 @@ TEST(Demo, SeedExamplesWorkWithCurlShapedRequests) {
   }
 }
 
+// Seed 000 §4.3 and §6.2: a patch adds an optional key that the demo's flight agent does not
+// know. Its default is never injected and a value a client sends reaches the agent folded into
+// `other`, so the agent keeps working for clients with and without the new key.
+TEST(Demo, APatchNeverBreaksAnAgentThatDoesNotKnowItsKeys) {
+  const auto dir =
+      fs::temp_directory_path() / ("schemagate-demo-patch-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  Demo demo(dir / "demo.db");
+  HttpClient c("127.0.0.1", demo.port);
+  const auto patch = c.post_json("/scenarios/flight_booking/patches", R"({
+      "parent_schema_id": "flight_booking_v1",
+      "new_keys": [{"key_name": "seat_preference", "key_type": "string", "required": false,
+                    "default_value": "no preference", "enum": ["window", "aisle", "no preference"],
+                    "semantic_description": "Preferred seat: window, aisle or no preference."}]})");
+  ASSERT_EQ(patch.status, 201) << patch.body;
+  EXPECT_FALSE(bj::parse(c.get("/scenarios/flight_booking/endpoint").body)
+                   .at("accepts_patch_keys")
+                   .as_bool());
+
+  // Figure 8, as before the patch: booked, the window seat from `other`, no injected default.
+  auto r = c.post_json("/scenarios/flight_booking/payloads", R"({
+      "schema_id": "flight_booking_v1",
+      "payload": {"origin": "PEK", "destination": "SHA", "departure_date": "2026-05-04",
+                  "cabin_class": "business", "passenger_count": 1, "other": "window seat"}})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto b = bj::parse(r.body);
+  EXPECT_EQ(b.at("seat").as_string().back(), 'A');
+  if (const auto* applied = b.as_object().if_contains("applied_defaults")) {
+    for (const auto& k : applied->as_array())
+      EXPECT_NE(k, "seat_preference");
+  }
+  EXPECT_TRUE(b.as_object().contains("schema_update_suggestion"));
+
+  // With the new key: the value reaches the agent as text in `other`.
+  r = c.post_json("/scenarios/flight_booking/payloads", R"({
+      "schema_id": "flight_booking_v1",
+      "payload": {"origin": "PEK", "destination": "SHA", "departure_date": "2026-05-04",
+                  "seat_preference": "window"}})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  b = bj::parse(r.body);
+  EXPECT_EQ(b.at("seat").as_string().back(), 'A') << "\"seat_preference: window\" reached it";
+  EXPECT_EQ(b.at("folded_into_other"), bj::parse(R"(["seat_preference"])"));
+
+  // Without it, and through the gateway's scenario operation: still served.
+  r = c.post_json("/scenarios/flight_booking/payloads", R"({
+      "schema_id": "flight_booking_v1",
+      "payload": {"origin": "PEK", "destination": "SHA", "departure_date": "2026-05-04"}})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(bj::parse(r.body).at("seat").as_string().back(), 'C');
+  r = c.post_json("/agents/flight-booking/invoke", R"({"origin": "PEK", "destination": "SHA",
+      "departure_date": "2026-05-04", "seat_preference": "aisle"})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  // A value outside the new key's enumeration is still refused before the agent.
+  r = c.post_json("/scenarios/flight_booking/payloads", R"({"schema_id": "flight_booking_v1",
+      "payload": {"origin": "PEK", "destination": "SHA", "departure_date": "2026-05-04",
+                  "seat_preference": "middle"}})");
+  EXPECT_EQ(r.status, 400) << r.body;
+
+  // The binding decides: declared as accepting patch keys, the agent gets the key as is (and
+  // this demo agent, which checks its own template, refuses it: the failure the fold avoids).
+  const auto agent = bj::parse(c.get("/scenarios/flight_booking/endpoint").body).at("endpoint");
+  ASSERT_EQ(c.request("PUT", "/scenarios/flight_booking/endpoint",
+                      bj::serialize(bj::object{{"endpoint", agent}, {"accepts_patch_keys", true}}),
+                      {{"Content-Type", "application/json"}})
+                .status,
+            200);
+  r = c.post_json("/scenarios/flight_booking/payloads", R"({"schema_id": "flight_booking_v1",
+      "payload": {"origin": "PEK", "destination": "SHA", "departure_date": "2026-05-04",
+                  "seat_preference": "window"}})");
+  EXPECT_EQ(r.status, 502) << r.body;
+}
+
 }  // namespace
