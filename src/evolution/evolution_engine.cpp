@@ -1,0 +1,528 @@
+#include "evolution/evolution_engine.hpp"
+
+#include "embed/embedder.hpp"
+#include "exchange/exchange_service.hpp"
+#include "store/store.hpp"
+#include "util/clock.hpp"
+#include "util/contract_error.hpp"
+
+#include <spdlog/spdlog.h>
+#include <boost/json/serialize.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+namespace schemagate::evolution {
+
+namespace bj = boost::json;
+
+namespace {
+
+constexpr std::string_view kClusters = "evolution_clusters";  // "<scenario>/<cluster id>"
+constexpr std::string_view kCursors = "evolution_cursors";    // scenario -> {after}
+constexpr std::string_view kKeys = "evolution_keys";          // "<scenario>/<key>[@client]"
+
+double dot(const std::vector<float>& a, const std::vector<float>& b) {
+  double s = 0;
+  for (std::size_t i = 0; i < a.size() && i < b.size(); ++i)
+    s += static_cast<double>(a[i]) * b[i];
+  return s;
+}
+
+bool zero(const std::vector<float>& v) {
+  return std::all_of(v.begin(), v.end(), [](float x) { return x == 0.0f; });
+}
+
+std::string at_text(std::int64_t ms) {
+  return util::format_rfc3339(util::Clock::time_point(std::chrono::milliseconds(ms)));
+}
+
+}  // namespace
+
+double default_threshold(const std::string& model) {
+  return model.starts_with("glove") ? 0.70 : 0.85;
+}
+
+struct EvolutionEngine::Cluster {
+  std::string id;
+  std::vector<float> centroid;
+  std::int64_t size = 0;
+  double heat = 0;
+  std::int64_t heat_ms = 0;
+  std::vector<std::pair<std::int64_t, std::string>> occurrences;  // (at, client) in the window
+  std::vector<std::string> samples;
+  // collecting | queued | awaiting_approval | patched | refined | rejected | unresolved
+  std::string state = "collecting";
+  std::string key_name, patch_id, client_id;
+  bj::object candidate;  // the key waiting (queued or for approval)
+  std::int64_t first_ms = 0, last_ms = 0;
+  bool dirty = false;
+
+  bj::object to_json() const {
+    bj::array c, occ, s;
+    for (float x : centroid)
+      c.push_back(static_cast<double>(x));
+    for (const auto& [at, client] : occurrences)
+      occ.push_back(bj::array{at, bj::string(client)});
+    for (const auto& x : samples)
+      s.push_back(bj::string(x));
+    return bj::object{{"id", id},
+                      {"centroid", std::move(c)},
+                      {"size", size},
+                      {"heat", heat},
+                      {"heat_ms", heat_ms},
+                      {"occurrences", std::move(occ)},
+                      {"samples", std::move(s)},
+                      {"state", state},
+                      {"key_name", key_name},
+                      {"patch_id", patch_id},
+                      {"client_id", client_id},
+                      {"candidate", candidate},
+                      {"first_ms", first_ms},
+                      {"last_ms", last_ms}};
+  }
+
+  static Cluster from_json(const bj::object& o) {
+    Cluster c;
+    c.id = o.at("id").as_string();
+    for (const auto& x : o.at("centroid").as_array())
+      c.centroid.push_back(static_cast<float>(x.to_number<double>()));
+    c.size = o.at("size").as_int64();
+    c.heat = o.at("heat").to_number<double>();
+    c.heat_ms = o.at("heat_ms").as_int64();
+    for (const auto& x : o.at("occurrences").as_array()) {
+      c.occurrences.emplace_back(x.at(0).as_int64(), std::string(x.at(1).as_string()));
+    }
+    for (const auto& x : o.at("samples").as_array())
+      c.samples.push_back(std::string(x.as_string()));
+    c.state = o.at("state").as_string();
+    c.key_name = o.at("key_name").as_string();
+    c.patch_id = o.at("patch_id").as_string();
+    c.client_id = o.at("client_id").as_string();
+    c.candidate = o.at("candidate").as_object();
+    c.first_ms = o.at("first_ms").as_int64();
+    c.last_ms = o.at("last_ms").as_int64();
+    return c;
+  }
+
+  std::size_t distinct_clients() const {
+    std::set<std::string> s;
+    for (const auto& [at, client] : occurrences)
+      s.insert(client);
+    return s.size();
+  }
+};
+
+EvolutionEngine::EvolutionEngine(store::Store& store, const util::Clock& clock,
+                                 exchange::ExchangeService& exchange, embed::Embedder& embedder,
+                                 EvolutionOptions options)
+    : store_(store),
+      clock_(clock),
+      exchange_(exchange),
+      embedder_(embedder),
+      options_(options),
+      threshold_(options.similarity_threshold.value_or(default_threshold(embedder.model()))) {}
+
+EvolutionEngine::~EvolutionEngine() {
+  stop();
+}
+
+std::vector<EvolutionEngine::Cluster>& EvolutionEngine::pool(const std::string& scenario) {
+  auto it = pools_.find(scenario);
+  if (it != pools_.end()) return it->second;
+  std::vector<Cluster> clusters;
+  store_.scan(kClusters, scenario + "/", [&](const store::Document& d) {
+    clusters.push_back(Cluster::from_json(d.body.as_object()));
+  });
+  return pools_.emplace(scenario, std::move(clusters)).first->second;
+}
+
+double EvolutionEngine::heat_at(const Cluster& c, std::int64_t at_ms) const {
+  const double half_ms = std::chrono::duration<double, std::milli>(options_.heat_half_life).count();
+  const double elapsed = static_cast<double>(std::max<std::int64_t>(0, at_ms - c.heat_ms));
+  return c.heat * std::pow(0.5, elapsed / half_ms);
+}
+
+void EvolutionEngine::save(const std::string& scenario, const Cluster& c) {
+  store_.put(std::string(kClusters), scenario + "/" + c.id, c.to_json());
+}
+
+std::size_t EvolutionEngine::experimental_keys(const std::string& scenario) {
+  std::size_t n = 0;
+  store_.scan(kKeys, scenario + "/", [&](const store::Document& d) {
+    const auto& o = d.body.as_object();
+    if (o.at("state") == "experimental" && o.at("client_id") == "") ++n;
+  });
+  return n;
+}
+
+EvolutionEngine::Timeline EvolutionEngine::step() {
+  std::lock_guard lock(mu_);
+  Timeline out;
+  for (const auto& s : exchange_.list_scenarios()) {
+    const std::string scenario(s.at("scenario").as_string());
+    try {
+      // Queued triggers go first: a slot may have opened since.
+      for (auto& c : pool(scenario)) {
+        if (c.state == "queued" && experimental_keys(scenario) < options_.max_experimental_keys) {
+          publish(scenario, c, c.candidate, clock_.now_unix_ms(), out);
+          save(scenario, c);
+        }
+      }
+      ingest(scenario, out);
+    } catch (const std::exception& e) {
+      spdlog::error("evolution: {}: {}", scenario, e.what());
+    }
+  }
+  return out;
+}
+
+void EvolutionEngine::ingest(const std::string& scenario, Timeline& out) {
+  auto& clusters = pool(scenario);
+  const auto cursor = store_.get(kCursors, scenario);
+  std::int64_t after = cursor ? cursor->body.at("after").as_int64() : 0;
+  const std::int64_t window_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(options_.occurrence_window).count();
+  for (;;) {
+    const auto events = store_.read_events("other/" + scenario, after, 256);
+    if (events.empty()) break;
+    std::vector<std::string> texts, content;
+    for (const auto& e : events) {
+      texts.push_back(std::string(e.body.at("text").as_string()));
+      content.push_back(content_text(texts.back()));
+    }
+    const auto vectors = embedder_.embed(content);
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      const auto& body = events[i].body.as_object();
+      after = events[i].sequence;
+      const auto& v = vectors[i];
+      if (zero(v)) continue;  // nothing the embedder knows: no meaning to cluster on
+      const auto at_opt = util::parse_rfc3339_ms(body.at("at").as_string());
+      const std::int64_t at = at_opt ? *at_opt : clock_.now_unix_ms();
+      const auto* client_v = body.if_contains("client_id");
+      const std::string client =
+          client_v && client_v->is_string() ? std::string(client_v->get_string()) : "";
+      Cluster* best = nullptr;
+      double best_sim = threshold_;
+      for (auto& c : clusters) {
+        const double sim = dot(c.centroid, v);
+        if (sim >= best_sim) {
+          best_sim = sim;
+          best = &c;
+        }
+      }
+      if (!best) {
+        Cluster c;
+        char id[16];
+        std::snprintf(id, sizeof id, "c%04zu", clusters.size() + 1);
+        c.id = id;
+        c.centroid = v;
+        c.first_ms = at;
+        clusters.push_back(std::move(c));
+        best = &clusters.back();
+        out.push_back(bj::object{{"at", at_text(at)},
+                                 {"scenario", scenario},
+                                 {"event", "cluster_started"},
+                                 {"cluster", best->id},
+                                 {"fragment", texts[i]}});
+      } else {
+        for (std::size_t k = 0; k < v.size() && k < best->centroid.size(); ++k) {
+          best->centroid[k] = best->centroid[k] * static_cast<float>(best->size) + v[k];
+        }
+        embed::normalize(best->centroid);
+      }
+      Cluster& c = *best;
+      ++c.size;
+      c.heat = heat_at(c, at) + options_.heat_increment;
+      c.heat_ms = at;
+      c.last_ms = at;
+      c.occurrences.emplace_back(at, client);
+      std::erase_if(c.occurrences, [&](const auto& o) { return o.first < at - window_ms; });
+      if (c.samples.size() < options_.samples_kept &&
+          std::find(c.samples.begin(), c.samples.end(), texts[i]) == c.samples.end()) {
+        c.samples.push_back(texts[i]);
+      }
+      c.dirty = true;
+      const bool enough = c.distinct_clients() >= options_.min_distinct_clients ||
+                          c.occurrences.size() >= options_.min_occurrences;
+      if (c.state == "collecting" && c.heat >= options_.heat_threshold && enough) {
+        fire(scenario, c, at, out);
+      }
+    }
+    std::vector<store::Write> writes;
+    for (auto& c : clusters) {
+      if (!c.dirty) continue;
+      writes.push_back(
+          store::Write::put(std::string(kClusters), scenario + "/" + c.id, c.to_json()));
+      c.dirty = false;
+    }
+    writes.push_back(
+        store::Write::put(std::string(kCursors), scenario, bj::object{{"after", after}}));
+    store_.commit(writes);
+  }
+}
+
+void EvolutionEngine::fire(const std::string& scenario, Cluster& c, std::int64_t at_ms,
+                           Timeline& out) {
+  std::map<std::string, std::size_t> per_client;
+  for (const auto& [at, client] : c.occurrences)
+    ++per_client[client];
+  const auto top =
+      std::max_element(per_client.begin(), per_client.end(),
+                       [](const auto& a, const auto& b) { return a.second < b.second; });
+  if (top != per_client.end() && !top->first.empty() &&
+      per_client.size() < options_.min_distinct_clients &&
+      static_cast<double>(top->second) >=
+          options_.personal_share * static_cast<double>(c.occurrences.size())) {
+    c.client_id = top->first;  // §6.2.2 personalized adaptation: that client's patch only
+  }
+  out.push_back(
+      bj::object{{"at", at_text(at_ms)},
+                 {"scenario", scenario},
+                 {"event", "triggered"},
+                 {"cluster", c.id},
+                 {"heat", std::round(c.heat * 10) / 10},
+                 {"occurrences", c.occurrences.size()},
+                 {"distinct_clients", c.distinct_clients()},
+                 {"client_id", c.client_id.empty() ? bj::value(nullptr) : bj::value(c.client_id)}});
+  const auto key = induce_key(c.samples);
+  if (!key) {
+    c.state = "unresolved";
+    out.push_back(bj::object{{"at", at_text(at_ms)},
+                             {"scenario", scenario},
+                             {"event", "unresolved"},
+                             {"cluster", c.id},
+                             {"reason", "the fragments share no word to build a key on"}});
+    return;
+  }
+  c.key_name = key->key_name;
+  if (key->security_relevant) {
+    c.state = "awaiting_approval";
+    c.candidate = key->to_key();
+    out.push_back(
+        bj::object{{"at", at_text(at_ms)},
+                   {"scenario", scenario},
+                   {"event", "awaiting_approval"},
+                   {"cluster", c.id},
+                   {"key", c.candidate},
+                   {"reason", "the key touches payment, identity or access (seed 000 §7)"}});
+    return;
+  }
+  publish(scenario, c, key->to_key(), at_ms, out);
+}
+
+void EvolutionEngine::publish(const std::string& scenario, Cluster& c, const bj::object& key,
+                              std::int64_t at_ms, Timeline& out) {
+  const std::string name(key.at("key_name").as_string());
+  const auto negotiated = exchange_.negotiate(scenario, "").body;
+  const std::string parent(negotiated.at("schema_id").as_string());
+  // Conflict detection (§6.2.2): the same name, or the same meaning, as a key that exists.
+  const auto description = std::string(key.at("semantic_description").as_string());
+  std::vector<std::pair<std::string, std::string>> existing;  // name, description
+  for (const auto& k : negotiated.at("keys").as_array()) {
+    if (k.at("key_name") == "other") continue;
+    existing.emplace_back(std::string(k.at("key_name").as_string()),
+                          std::string(k.at("semantic_description").as_string()));
+  }
+  std::set<std::string> patched;
+  const auto active = exchange_.updates(scenario, c.client_id, std::nullopt);
+  for (const auto& p : active.at("patches").as_array()) {
+    for (const auto& k : p.at("new_keys").as_array())
+      patched.insert(std::string(k.at("key_name").as_string()));
+  }
+  std::string same;
+  for (const auto& [n, d] : existing) {
+    if (n == name) same = n;
+  }
+  if (same.empty() && !patched.contains(name)) {
+    std::vector<std::string> texts{description};
+    for (const auto& [n, d] : existing)
+      texts.push_back(n + ": " + d);
+    const auto vectors = embedder_.embed(texts);
+    for (std::size_t i = 1; i < vectors.size(); ++i) {
+      if (!zero(vectors[0]) && dot(vectors[0], vectors[i]) >= threshold_) {
+        same = existing[i - 1].first;
+      }
+    }
+  }
+  if (patched.contains(name)) {
+    c.state = "refined";
+    out.push_back(bj::object{{"at", at_text(at_ms)},
+                             {"scenario", scenario},
+                             {"event", "merged"},
+                             {"cluster", c.id},
+                             {"key_name", name},
+                             {"reason", "an active patch already adds this key"}});
+    return;
+  }
+  if (!same.empty()) {
+    // Merge: the existing key's description gains the fragments' examples.
+    std::string refined;
+    for (const auto& [n, d] : existing) {
+      if (n == same) refined = d;
+    }
+    const auto examples = description.find(" Examples:");
+    refined +=
+        examples == std::string::npos ? " Also: " + description : description.substr(examples);
+    bj::object body{{"parent_schema_id", parent},
+                    {"modified_keys",
+                     bj::array{bj::object{{"key_name", same}, {"semantic_description", refined}}}},
+                    {"ttl_seconds", 60 * 24 * 3600}};
+    if (!c.client_id.empty()) body["client_id"] = c.client_id;
+    const auto patch = exchange_.post_patch(scenario, body);
+    c.state = "refined";
+    c.key_name = same;
+    c.patch_id = patch.at("patch_id").as_string();
+    out.push_back(bj::object{{"at", at_text(at_ms)},
+                             {"scenario", scenario},
+                             {"event", "refined"},
+                             {"cluster", c.id},
+                             {"key_name", same},
+                             {"patch_id", c.patch_id}});
+    return;
+  }
+  if (c.client_id.empty() && experimental_keys(scenario) >= options_.max_experimental_keys) {
+    if (c.state != "queued") {
+      c.state = "queued";
+      c.candidate = key;
+      out.push_back(bj::object{
+          {"at", at_text(at_ms)},
+          {"scenario", scenario},
+          {"event", "queued"},
+          {"cluster", c.id},
+          {"key_name", name},
+          {"reason", "the scenario has " + std::to_string(options_.max_experimental_keys) +
+                         " experimental keys (convergence guard)"}});
+    }
+    return;
+  }
+  bj::object body{
+      {"parent_schema_id", parent}, {"new_keys", bj::array{key}}, {"ttl_seconds", 60 * 24 * 3600}};
+  if (!c.client_id.empty()) body["client_id"] = c.client_id;
+  const auto patch = exchange_.post_patch(scenario, body);
+  c.state = "patched";
+  c.key_name = name;
+  c.patch_id = patch.at("patch_id").as_string();
+  c.candidate = {};
+  store_.put(std::string(kKeys),
+             scenario + "/" + name + (c.client_id.empty() ? "" : "@" + c.client_id),
+             bj::object{{"key_name", name},
+                        {"patch_id", c.patch_id},
+                        {"client_id", c.client_id},
+                        {"cluster", c.id},
+                        {"state", "experimental"},
+                        {"created_ms", at_ms},
+                        {"key", key}});
+  out.push_back(
+      bj::object{{"at", at_text(at_ms)},
+                 {"scenario", scenario},
+                 {"event", "patched"},
+                 {"cluster", c.id},
+                 {"key_name", name},
+                 {"patch_id", c.patch_id},
+                 {"client_id", c.client_id.empty() ? bj::value(nullptr) : bj::value(c.client_id)},
+                 {"key", key}});
+}
+
+bj::object EvolutionEngine::state(const std::string& scenario) {
+  std::lock_guard lock(mu_);
+  exchange_.negotiate(scenario, "");  // 404 for an unknown scenario
+  const std::int64_t now = clock_.now_unix_ms();
+  bj::array clusters;
+  for (const auto& c : pool(scenario)) {
+    bj::array samples;
+    for (std::size_t i = 0; i < c.samples.size() && i < 5; ++i)
+      samples.push_back(bj::string(c.samples[i]));
+    bj::object o{{"id", c.id},
+                 {"state", c.state},
+                 {"heat", std::round(heat_at(c, now) * 100) / 100},
+                 {"size", c.size},
+                 {"occurrences_in_window", c.occurrences.size()},
+                 {"distinct_clients", c.distinct_clients()},
+                 {"samples", std::move(samples)},
+                 {"first_seen", at_text(c.first_ms)},
+                 {"last_seen", at_text(c.last_ms)}};
+    if (!c.key_name.empty()) o["key_name"] = c.key_name;
+    if (!c.patch_id.empty()) o["patch_id"] = c.patch_id;
+    if (!c.client_id.empty()) o["client_id"] = c.client_id;
+    if (!c.candidate.empty()) o["candidate"] = c.candidate;
+    clusters.push_back(std::move(o));
+  }
+  bj::array keys;
+  store_.scan(kKeys, scenario + "/", [&](const store::Document& d) {
+    bj::object k = d.body.as_object();
+    k.erase("key");
+    keys.push_back(std::move(k));
+  });
+  return bj::object{
+      {"scenario", scenario},
+      {"clusters", std::move(clusters)},
+      {"keys", std::move(keys)},
+      {"experimental_keys", experimental_keys(scenario)},
+      {"limits", bj::object{{"similarity_threshold", threshold_},
+                            {"heat_threshold", options_.heat_threshold},
+                            {"heat_half_life_hours", options_.heat_half_life.count()},
+                            {"min_distinct_clients", options_.min_distinct_clients},
+                            {"min_occurrences", options_.min_occurrences},
+                            {"max_experimental_keys", options_.max_experimental_keys}}}};
+}
+
+bj::object EvolutionEngine::decide(const std::string& scenario, const std::string& cluster_id,
+                                   bool approve) {
+  std::lock_guard lock(mu_);
+  for (auto& c : pool(scenario)) {
+    if (c.id != cluster_id) continue;
+    if (c.state != "awaiting_approval") {
+      throw util::ContractError(
+          409, "Conflict", "cluster " + cluster_id + " is " + c.state + ", not awaiting approval");
+    }
+    Timeline out;
+    if (approve) {
+      publish(scenario, c, c.candidate, clock_.now_unix_ms(), out);
+    } else {
+      c.state = "rejected";
+      out.push_back(bj::object{{"at", at_text(clock_.now_unix_ms())},
+                               {"scenario", scenario},
+                               {"event", "rejected"},
+                               {"cluster", c.id}});
+    }
+    save(scenario, c);
+    return bj::object{
+        {"cluster", c.id}, {"state", c.state}, {"events", bj::array(out.begin(), out.end())}};
+  }
+  throw util::ContractError(404, "NotFound", "no cluster " + cluster_id + " in " + scenario);
+}
+
+void EvolutionEngine::start(std::chrono::milliseconds period) {
+  stopping_ = false;
+  worker_ = std::thread([this, period] {
+    std::unique_lock lock(wake_mu_);
+    while (!stopping_) {
+      wake_.wait_for(lock, period, [this] { return stopping_; });
+      if (stopping_) break;
+      lock.unlock();
+      try {
+        for (const auto& e : step()) {
+          spdlog::info("evolution: {} {} {}", std::string(e.at("scenario").as_string()),
+                       std::string(e.at("event").as_string()), bj::serialize(e));
+        }
+      } catch (const std::exception& ex) {
+        spdlog::error("evolution: {}", ex.what());
+      }
+      lock.lock();
+    }
+  });
+}
+
+void EvolutionEngine::stop() {
+  {
+    std::lock_guard lock(wake_mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (worker_.joinable()) worker_.join();
+}
+
+}  // namespace schemagate::evolution

@@ -1,0 +1,198 @@
+// Seed 000 §6.2 on the injected clock: `other` fragments submitted through the exchange are
+// pooled, clustered with the offline word-vector embedder, heated and cooled, and mature clusters
+// become experimental keys (or client-only patches, or queued triggers).
+
+#include "embed/word_vectors.hpp"
+#include "evolution/evolution_engine.hpp"
+#include "exchange/exchange_service.hpp"
+#include "http/client.hpp"
+#include "json/parse.hpp"
+#include "server/http_agent_transport.hpp"
+#include "store/store.hpp"
+#include "util/clock.hpp"
+#include "util/contract_error.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+#include <boost/json/serialize.hpp>
+
+#include <filesystem>
+
+namespace bj = boost::json;
+namespace fs = std::filesystem;
+using namespace schemagate;
+using namespace std::chrono_literals;
+
+namespace {
+
+const std::string kWordVectors = SCHEMAGATE_SOURCE_DIR "/data/word-vectors/glove-100d.sgwv";
+
+class EvolutionTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { embedder_ = embed::WordVectorEmbedder::load(kWordVectors); }
+  static void TearDownTestSuite() { embedder_.reset(); }
+
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("schemagate-evolution-" + std::to_string(::getpid())) /
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    store_ = store::open_store({(dir_ / "db.sqlite").string()}, clock_);
+    exchange_ = std::make_unique<exchange::ExchangeService>(*store_, clock_, transport_);
+    exchange_->publish("flight_booking", "1.0.0", json::parse(R"({
+      "schema_id": "flight_booking_v1", "scenario": "flight_booking",
+      "keys": [
+        {"key_name": "origin", "key_type": "string", "required": true,
+         "semantic_description": "Departure city or airport code."},
+        {"key_name": "destination", "key_type": "string", "required": true,
+         "semantic_description": "Arrival city or airport code."}]})"));
+  }
+
+  evolution::EvolutionEngine engine(evolution::EvolutionOptions options = {}) {
+    return evolution::EvolutionEngine(*store_, clock_, *exchange_, *embedder_, options);
+  }
+
+  void submit(const std::string& client, const std::string& other) {
+    exchange_->submit("flight_booking_v1",
+                      bj::object{{"origin", "PEK"}, {"destination", "SHA"}, {"other", other}},
+                      client);
+  }
+
+  static std::vector<bj::object> of(const evolution::EvolutionEngine::Timeline& t,
+                                    std::string_view event) {
+    std::vector<bj::object> out;
+    for (const auto& e : t) {
+      if (e.at("event").as_string() == event) out.push_back(e);
+    }
+    return out;
+  }
+
+  static std::unique_ptr<embed::WordVectorEmbedder> embedder_;
+  fs::path dir_;
+  util::ManualClock clock_;
+  http::Client client_;
+  server::HttpAgentTransport transport_{client_};
+  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<exchange::ExchangeService> exchange_;
+};
+
+std::unique_ptr<embed::WordVectorEmbedder> EvolutionTest::embedder_;
+
+TEST_F(EvolutionTest, SeatRequestsFromSeveralClientsBecomeAnExperimentalKey) {
+  auto e = engine();
+  const std::vector<std::string> fragments{"window seat please", "an aisle seat",
+                                           "window seat",        "aisle seat if possible",
+                                           "a window seat",      "aisle seat please"};
+  for (std::size_t i = 0; i < fragments.size(); ++i) {
+    submit("client-" + std::to_string(i), fragments[i]);
+    clock_.advance(20min);
+  }
+  const auto timeline = e.step();
+  const auto patched = of(timeline, "patched");
+  ASSERT_EQ(patched.size(), 1u) << bj::serialize(bj::array(timeline.begin(), timeline.end()));
+  const auto& key = patched[0].at("key").as_object();
+  EXPECT_EQ(key.at("key_name"), "seat_preference");
+  EXPECT_EQ(key.at("enum"), json::parse(R"(["aisle","window"])"));
+  EXPECT_NE(key.at("semantic_description").as_string().find("'window seat please' -> 'window'"),
+            bj::string::npos)
+      << key.at("semantic_description");
+  EXPECT_TRUE(patched[0].at("client_id").is_null()) << "a global key";
+
+  // The patch is delivered like any other (experimental), and clients may use the key.
+  const auto updates = exchange_->updates("flight_booking", "anyone", std::nullopt);
+  ASSERT_EQ(updates.at("patches").as_array().size(), 1u);
+  EXPECT_EQ(updates.at("patches").at(0).at("new_keys").at(0).at("experimental"), true);
+  const auto r = exchange_->submit(
+      "flight_booking_v1",
+      bj::object{{"origin", "PEK"}, {"destination", "SHA"}, {"seat_preference", "window"}}, "c9");
+  EXPECT_EQ(r.at("payload").at("seat_preference"), "window");
+
+  // State survives a restart: a new engine over the same store does not fire again.
+  auto again = engine();
+  EXPECT_TRUE(of(again.step(), "patched").empty());
+  const auto state = again.state("flight_booking");
+  EXPECT_EQ(state.at("experimental_keys"), 1);
+  EXPECT_EQ(state.at("clusters").at(0).at("state"), "patched");
+}
+
+TEST_F(EvolutionTest, ARareFragmentNeverTriggers) {
+  auto e = engine();
+  for (int day = 0; day < 30; ++day) {
+    submit("client-" + std::to_string(day % 7), "a glass of fresh orange juice");
+    clock_.advance(24h);
+    EXPECT_TRUE(of(e.step(), "triggered").empty()) << "day " << day;
+  }
+  // Once a day, heat settles near increment / (1 - 1/2) = 20, under the threshold of 50.
+  const auto state = e.state("flight_booking");
+  EXPECT_LT(state.at("clusters").at(0).at("heat").to_number<double>(), 20.0);
+  EXPECT_EQ(state.at("clusters").at(0).at("state"), "collecting");
+}
+
+TEST_F(EvolutionTest, OneClientsRepeatedWishBecomesItsOwnPatch) {
+  auto e = engine();
+  for (int i = 0; i < 10; ++i) {
+    submit("frequent-flyer", "extra legroom please");
+    clock_.advance(30min);
+  }
+  const auto patched = of(e.step(), "patched");
+  ASSERT_EQ(patched.size(), 1u);
+  EXPECT_EQ(patched[0].at("client_id"), "frequent-flyer");
+  EXPECT_EQ(patched[0].at("key").at("key_type"), "boolean");
+  EXPECT_EQ(exchange_->updates("flight_booking", "frequent-flyer", std::nullopt)
+                .at("patches")
+                .as_array()
+                .size(),
+            1u);
+  EXPECT_TRUE(exchange_->updates("flight_booking", "someone-else", std::nullopt)
+                  .at("patches")
+                  .as_array()
+                  .empty())
+      << "the global schema is not polluted";
+}
+
+TEST_F(EvolutionTest, TheConvergenceGuardQueuesTheEleventhTrigger) {
+  auto e = engine();
+  const std::vector<std::string> wishes{"vegetarian meal",
+                                        "extra legroom",
+                                        "quiet cabin",
+                                        "warm blanket",
+                                        "noise cancelling headphones",
+                                        "daily newspaper",
+                                        "priority boarding",
+                                        "lounge pass",
+                                        "champagne bottle",
+                                        "birthday cake",
+                                        "stroller storage"};
+  evolution::EvolutionEngine::Timeline all;
+  for (const auto& wish : wishes) {
+    for (int c = 0; c < 5; ++c)
+      submit("client-" + std::to_string(c), wish);
+    clock_.advance(1min);
+    const auto t = e.step();
+    all.insert(all.end(), t.begin(), t.end());
+  }
+  EXPECT_EQ(of(all, "patched").size(), 10u) << bj::serialize(bj::array(all.begin(), all.end()));
+  const auto queued = of(all, "queued");
+  ASSERT_EQ(queued.size(), 1u);
+  EXPECT_EQ(e.state("flight_booking").at("experimental_keys"), 10);
+}
+
+TEST_F(EvolutionTest, SecurityRelevantKeysWaitForAnAdmin) {
+  auto e = engine();
+  for (int c = 0; c < 5; ++c)
+    submit("client-" + std::to_string(c), "pay with my credit card");
+  const auto t = e.step();
+  const auto waiting = of(t, "awaiting_approval");
+  ASSERT_EQ(waiting.size(), 1u);
+  EXPECT_TRUE(of(t, "patched").empty());
+  EXPECT_TRUE(
+      exchange_->updates("flight_booking", "", std::nullopt).at("patches").as_array().empty());
+  const auto cluster = std::string(waiting[0].at("cluster").as_string());
+  EXPECT_THROW(e.decide("flight_booking", "c9999", true), util::ContractError);
+  const auto decided = e.decide("flight_booking", cluster, true);
+  EXPECT_EQ(decided.at("state"), "patched");
+  EXPECT_EQ(exchange_->updates("flight_booking", "", std::nullopt).at("patches").as_array().size(),
+            1u);
+}
+
+}  // namespace
