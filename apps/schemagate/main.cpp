@@ -146,6 +146,33 @@ CLI::App* add_server_command(CLI::App& app, const std::string& name, const std::
                    "compatibility profiles with the server's Ed25519 key")
       ->envname("SCHEMAGATE_SIGN_RESPONSES")
       ->capture_default_str();
+  serve
+      ->add_option("--evolution", config.evolution.enabled,
+                   "Learn new keys from what clients put in `other` (seed 000 §6.2; needs an "
+                   "embedder)")
+      ->envname("SCHEMAGATE_EVOLUTION")
+      ->capture_default_str();
+  serve
+      ->add_option("--evolution-interval-ms", config.evolution.interval_ms,
+                   "How often the semantic pools take in new fragments")
+      ->envname("SCHEMAGATE_EVOLUTION_INTERVAL_MS")
+      ->capture_default_str();
+  serve
+      ->add_option("--evolution-similarity", config.evolution.similarity_threshold,
+                   "Cosine similarity to join a cluster (0: calibrated for the embedder: 0.70 "
+                   "for the word vectors, 0.85 otherwise)")
+      ->envname("SCHEMAGATE_EVOLUTION_SIMILARITY")
+      ->capture_default_str();
+  serve
+      ->add_option("--evolution-heat-threshold", config.evolution.heat_threshold,
+                   "Heat a cluster needs to trigger (10 per fragment, 24 h half-life)")
+      ->envname("SCHEMAGATE_EVOLUTION_HEAT_THRESHOLD")
+      ->capture_default_str();
+  serve
+      ->add_option("--evolution-max-experimental-keys", config.evolution.max_experimental_keys,
+                   "Experimental keys a scenario may have at once; further triggers wait")
+      ->envname("SCHEMAGATE_EVOLUTION_MAX_EXPERIMENTAL_KEYS")
+      ->capture_default_str();
   serve->add_option("--log-level", config.log_level, "trace, debug, info, warn, error or off")
       ->envname("SCHEMAGATE_LOG_LEVEL")
       ->capture_default_str();

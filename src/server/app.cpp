@@ -3,6 +3,7 @@
 #include "a2a/a2a_service.hpp"
 #include "api/a2a_routes.hpp"
 #include "api/auth.hpp"
+#include "api/evolution_routes.hpp"
 #include "api/exchange_routes.hpp"
 #include "api/gateway_routes.hpp"
 #include "api/ops.hpp"
@@ -10,6 +11,7 @@
 #include "api/versioning_routes.hpp"
 #include "embed/http_embedder.hpp"
 #include "embed/word_vectors.hpp"
+#include "evolution/evolution_engine.hpp"
 #include "exchange/exchange_service.hpp"
 #include "gateway/access.hpp"
 #include "gateway/gateway_service.hpp"
@@ -184,6 +186,22 @@ int run(const Config& config, const StartHook& on_start) {
   api::add_registry_routes(router, registry, auth, card_fetcher, config.json_limits);
   api::add_gateway_routes(router, gateway, auth, config.json_limits);
   api::add_versioning_routes(router, versioning, auth, config.json_limits);
+  std::unique_ptr<evolution::EvolutionEngine> evolution;
+  if (config.evolution.enabled && embedder) {
+    evolution::EvolutionOptions options;
+    if (config.evolution.similarity_threshold > 0) {
+      options.similarity_threshold = config.evolution.similarity_threshold;
+    }
+    options.heat_threshold = config.evolution.heat_threshold;
+    options.max_experimental_keys = config.evolution.max_experimental_keys;
+    evolution =
+        std::make_unique<evolution::EvolutionEngine>(*store, clock, exchange, *embedder, options);
+    api::add_evolution_routes(router, *evolution, auth);
+    evolution->start(std::chrono::milliseconds(config.evolution.interval_ms));
+    spdlog::info("evolution: semantic pools every {} ms", config.evolution.interval_ms);
+  } else if (config.evolution.enabled) {
+    spdlog::warn("evolution: off, it needs an embedder (--embedder)");
+  }
   const api::A2ARouteOptions a2a_routes{config.json_limits, config.a2a.public_url,
                                         config.http.tls.has_value()};
   api::add_a2a_routes(router, a2a_service, auth, a2a_routes);

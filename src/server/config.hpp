@@ -34,6 +34,15 @@ struct VersioningConfig {
   bool sign_responses = true;  // signed negotiation, versions, suggestions, profiles
 };
 
+// Seed 000 §6.2: schema self-evolution (needs an embedder).
+struct EvolutionConfig {
+  bool enabled = true;
+  unsigned interval_ms = 5000;      // how often the pools take in new fragments
+  double similarity_threshold = 0;  // 0: calibrated for the embedder
+  double heat_threshold = 50;
+  unsigned max_experimental_keys = 10;
+};
+
 // Everything `schemagate serve` can be told, from flags, SCHEMAGATE_* variables or a file.
 struct Config {
   Config() { http.handler_threads = 16; }  // gateway calls block: keep the I/O threads free
@@ -44,6 +53,7 @@ struct Config {
   SearchConfig search;
   A2AConfig a2a;
   VersioningConfig versioning;
+  EvolutionConfig evolution;
   std::string log_level = "info";
   std::string admin_key;  // from SCHEMAGATE_ADMIN_KEY only: keys do not belong in argv
 };

@@ -11,6 +11,7 @@
 #include <csignal>
 #include <filesystem>
 #include <regex>
+#include <thread>
 
 namespace bj = boost::json;
 namespace fs = std::filesystem;
@@ -23,9 +24,11 @@ namespace {
 struct Demo {
   std::unique_ptr<Process> process;
   unsigned short port = 0;
-  explicit Demo(const fs::path& db) {
-    process = std::make_unique<Process>(std::vector<std::string>{
-        SCHEMAGATE_BINARY, "demo", "--listen", "127.0.0.1:0", "--db", db.string()});
+  explicit Demo(const fs::path& db, std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv{SCHEMAGATE_BINARY, "demo", "--listen",
+                                  "127.0.0.1:0",     "--db", db.string()};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    process = std::make_unique<Process>(argv);
     if (!process->wait_for_stderr("schemagate listening on", 20s)) {
       ADD_FAILURE() << "demo did not start:\n" << process->stderr_text();
       return;
@@ -176,6 +179,50 @@ TEST(Demo, APatchNeverBreaksAnAgentThatDoesNotKnowItsKeys) {
       "payload": {"origin": "PEK", "destination": "SHA", "departure_date": "2026-05-04",
                   "seat_preference": "window"}})");
   EXPECT_EQ(r.status, 502) << r.body;
+}
+
+// Seed 000 §6.2 through HTTP: what several clients write in `other` becomes an experimental
+// key that the pools, the patch feed and the next submissions show.
+TEST(Demo, SeatRequestsInOtherBecomeAnExperimentalKey) {
+  const auto dir =
+      fs::temp_directory_path() / ("schemagate-demo-evolve-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  Demo demo(dir / "demo.db", {"--evolution-interval-ms", "100"});
+  HttpClient c("127.0.0.1", demo.port);
+  const std::vector<std::string> wishes{"window seat please", "an aisle seat",
+                                        "window seat",        "aisle seat if possible",
+                                        "a window seat",      "aisle seat please"};
+  for (std::size_t i = 0; i < wishes.size(); ++i) {
+    const auto r = c.request(
+        "POST", "/scenarios/flight_booking/payloads",
+        bj::serialize(bj::object{{"schema_id", "flight_booking_v1"},
+                                 {"payload", bj::object{{"origin", "PEK"},
+                                                        {"destination", "SHA"},
+                                                        {"departure_date", "2026-05-04"},
+                                                        {"other", wishes[i]}}}}),
+        {{"Content-Type", "application/json"}, {"X-Client-Id", "client-" + std::to_string(i)}});
+    ASSERT_EQ(r.status, 200) << r.body;
+  }
+  bj::value state;
+  for (int i = 0; i < 100; ++i) {
+    state = bj::parse(c.get("/scenarios/flight_booking/evolution").body);
+    if (!state.at("keys").as_array().empty()) break;
+    std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_EQ(state.at("keys").as_array().size(), 1u) << state;
+  EXPECT_EQ(state.at("keys").at(0).at("key_name"), "seat_preference");
+  EXPECT_EQ(state.at("keys").at(0).at("state"), "experimental");
+  EXPECT_EQ(state.at("clusters").at(0).at("distinct_clients"), 6);
+  const auto updates = bj::parse(c.get("/scenarios/flight_booking/updates").body);
+  EXPECT_EQ(updates.at("patches").at(0).at("new_keys").at(0).at("key_name"), "seat_preference");
+  // The next client uses the key; the demo agent, which does not know it, reads it from `other`.
+  const auto r = c.post_json("/scenarios/flight_booking/payloads", R"({
+      "schema_id": "flight_booking_v1",
+      "payload": {"origin": "PEK", "destination": "SHA", "departure_date": "2026-05-04",
+                  "seat_preference": "window"}})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(bj::parse(r.body).at("seat").as_string().back(), 'A');
 }
 
 }  // namespace
