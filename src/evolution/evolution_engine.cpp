@@ -5,6 +5,7 @@
 #include "store/store.hpp"
 #include "util/clock.hpp"
 #include "util/contract_error.hpp"
+#include "versioning/semver.hpp"
 
 #include <spdlog/spdlog.h>
 #include <boost/json/serialize.hpp>
@@ -23,6 +24,8 @@ namespace {
 constexpr std::string_view kClusters = "evolution_clusters";  // "<scenario>/<cluster id>"
 constexpr std::string_view kCursors = "evolution_cursors";    // scenario -> {after}
 constexpr std::string_view kKeys = "evolution_keys";          // "<scenario>/<key>[@client]"
+constexpr std::string_view kUsage = "evolution_usage";        // "<scenario>/<day number>"
+constexpr std::int64_t kDayMs = 86'400'000;
 
 double dot(const std::vector<float>& a, const std::vector<float>& b) {
   double s = 0;
@@ -161,6 +164,7 @@ std::size_t EvolutionEngine::experimental_keys(const std::string& scenario) {
 EvolutionEngine::Timeline EvolutionEngine::step() {
   std::lock_guard lock(mu_);
   Timeline out;
+  record_usage();
   for (const auto& s : exchange_.list_scenarios()) {
     const std::string scenario(s.at("scenario").as_string());
     try {
@@ -172,6 +176,7 @@ EvolutionEngine::Timeline EvolutionEngine::step() {
         }
       }
       ingest(scenario, out);
+      evaluate(scenario, out);
     } catch (const std::exception& e) {
       spdlog::error("evolution: {}: {}", scenario, e.what());
     }
@@ -426,6 +431,187 @@ void EvolutionEngine::publish(const std::string& scenario, Cluster& c, const bj:
                  {"key", key}});
 }
 
+// The exchange's counts since the last step, added to the day's bucket in the store.
+void EvolutionEngine::record_usage() {
+  const std::int64_t day = clock_.now_unix_ms() / kDayMs;
+  for (auto& [scenario, u] : exchange_.drain_usage()) {
+    const std::string key = scenario + "/" + std::to_string(day);
+    const auto doc = store_.get(kUsage, key);
+    bj::object b =
+        doc ? doc->body.as_object()
+            : bj::object{
+                  {"day", day}, {"payloads", 0}, {"clients", bj::array{}}, {"keys", bj::object{}}};
+    b["payloads"] = b.at("payloads").as_int64() + u.payloads;
+    const auto merge = [](bj::array& into, const std::vector<std::string>& add) {
+      for (const auto& c : add) {
+        if (into.size() < 10'000 &&
+            std::find(into.begin(), into.end(), bj::value(c)) == into.end()) {
+          into.push_back(bj::string(c));
+        }
+      }
+    };
+    merge(b["clients"].as_array(), u.clients);
+    auto& keys = b["keys"].as_object();
+    for (const auto& [name, ku] : u.keys) {
+      auto& k = keys[name];
+      if (!k.is_object()) {
+        k = bj::object{
+            {"present", 0}, {"type_errors", 0}, {"clients", bj::array{}}, {"samples", bj::array{}}};
+      }
+      auto& ko = k.as_object();
+      ko["present"] = ko.at("present").as_int64() + ku.present;
+      ko["type_errors"] = ko.at("type_errors").as_int64() + ku.type_errors;
+      merge(ko["clients"].as_array(), ku.clients);
+      auto& samples = ko["samples"].as_array();
+      for (const auto& v : ku.samples) {
+        if (samples.size() < 20) samples.push_back(v);
+      }
+    }
+    store_.put(std::string(kUsage), key, std::move(b));
+  }
+}
+
+// §6.2.3 metrics of one key over the observation window (from its creation at the earliest).
+bj::object EvolutionEngine::metrics(const std::string& scenario, const bj::object& key,
+                                    std::int64_t now_ms) {
+  const std::int64_t window_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(options_.observation_window).count();
+  const std::int64_t from = std::max(key.at("created_ms").as_int64(), now_ms - window_ms);
+  const std::string name(key.at("key_name").as_string());
+  const std::string client(key.at("client_id").as_string());
+  std::int64_t payloads = 0, present = 0, type_errors = 0;
+  std::set<std::string> clients, adopters;
+  bj::array samples;
+  store_.scan(kUsage, scenario + "/", [&](const store::Document& d) {
+    const auto& b = d.body.as_object();
+    if (b.at("day").as_int64() < from / kDayMs) return;
+    payloads += b.at("payloads").as_int64();
+    for (const auto& c : b.at("clients").as_array())
+      clients.insert(std::string(c.as_string()));
+    if (const auto* k = b.at("keys").as_object().if_contains(name)) {
+      present += k->at("present").as_int64();
+      type_errors += k->at("type_errors").as_int64();
+      for (const auto& c : k->at("clients").as_array())
+        adopters.insert(std::string(c.as_string()));
+      for (const auto& v : k->at("samples").as_array()) {
+        if (samples.size() < 20) samples.push_back(v);
+      }
+    }
+  });
+  // A client-only key is measured on its client's payloads alone (approximated by the share
+  // of that client's days; the exchange counts payloads per scenario).
+  const double usage = payloads ? static_cast<double>(present) / static_cast<double>(payloads) : 0;
+  const double type_ok =
+      present ? static_cast<double>(present - type_errors) / static_cast<double>(present) : 0;
+  const double adoption = client.empty()
+                              ? (clients.empty() ? 0
+                                                 : static_cast<double>(adopters.size()) /
+                                                       static_cast<double>(clients.size()))
+                              : (adopters.contains(client) ? 1.0 : 0.0);
+  bj::object m{{"payloads", payloads},
+               {"usage_frequency", usage},
+               {"value_type_correctness", type_ok},
+               {"client_adoption_rate", adoption},
+               {"samples", std::move(samples)}};
+  const auto total = key.contains("verdicts") ? key.at("verdicts").as_int64() : 0;
+  if (total > 0) {
+    m["semantic_alignment_accuracy"] =
+        static_cast<double>(key.at("verdicts_correct").as_int64()) / static_cast<double>(total);
+  } else {
+    m["semantic_alignment_accuracy"] = nullptr;  // not judged: no verdict recorded yet
+  }
+  return m;
+}
+
+void EvolutionEngine::evaluate(const std::string& scenario, Timeline& out) {
+  const std::int64_t now = clock_.now_unix_ms();
+  const auto ms = [](std::chrono::hours h) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(h).count();
+  };
+  std::vector<store::Document> keys;
+  store_.scan(kKeys, scenario + "/", [&](const store::Document& d) { keys.push_back(d); });
+  for (const auto& d : keys) {
+    bj::object k = d.body.as_object();
+    const std::string state(k.at("state").as_string());
+    const std::string name(k.at("key_name").as_string());
+    const std::string patch(k.at("patch_id").as_string());
+    bj::object event{{"at", at_text(now)}, {"scenario", scenario}, {"key_name", name}};
+    if (state == "experimental" && now >= k.at("created_ms").as_int64() + ms(options_.trial)) {
+      const auto m = metrics(scenario, k, now);
+      const double usage = m.at("usage_frequency").as_double();
+      const double type_ok = m.at("value_type_correctness").as_double();
+      const auto& align = m.at("semantic_alignment_accuracy");
+      const bool align_ok = align.is_null() || align.as_double() >= options_.promote_alignment;
+      const bool align_bad = !align.is_null() && align.as_double() < options_.deprecate_alignment;
+      event["metrics"] = m;
+      if (usage >= options_.promote_usage && type_ok >= options_.promote_type && align_ok) {
+        if (k.at("client_id") == "") {
+          // The key joins the template: a new minor version, the patch ends.
+          bj::object t = exchange_.template_json(scenario);
+          auto next = *versioning::SemVer::parse(t.at("version").as_string());
+          ++next.minor;
+          next.patch = 0;
+          next.prerelease.clear();
+          next.build.clear();
+          const std::string v = next.to_string();
+          bj::object key = k.at("key").as_object();
+          key.erase("experimental");
+          auto& list = t["keys"].as_array();
+          list.insert(list.end() - 1, std::move(key));
+          t["schema_id"] = std::string(t.at("schema_id").as_string()) + "_" + name;
+          t["version"] = v;
+          exchange_.publish(scenario, v, t);
+          exchange_.expire_patch(scenario, patch);
+          k["promoted_to"] = v;
+          event["version"] = v;
+        }
+        k["state"] = "stable";
+        event["event"] = "promoted";
+      } else if (usage < options_.deprecate_usage || type_ok < options_.deprecate_type ||
+                 align_bad) {
+        exchange_.deprecate_patch_key(scenario, patch, name);
+        k["state"] = "deprecated";
+        k["deprecated_ms"] = now;
+        event["event"] = "deprecated";
+      } else {
+        continue;  // neither: still experimental, evaluated again next time
+      }
+    } else if (state == "deprecated" &&
+               now >= k.at("deprecated_ms").as_int64() + ms(options_.deprecation_grace)) {
+      exchange_.expire_patch(scenario, patch);
+      const std::int64_t until = now + ms(options_.withdrawn_acceptance);
+      exchange_.accept_withdrawn_key(scenario, name, until);
+      k["state"] = "withdrawn";
+      k["withdrawn_ms"] = now;
+      event["event"] = "withdrawn";
+      event["accepted_until"] = at_text(until);
+    } else {
+      continue;
+    }
+    store_.put(std::string(kKeys), d.key, k, d.revision);
+    out.push_back(std::move(event));
+  }
+}
+
+bj::object EvolutionEngine::record_verdict(const std::string& scenario, const std::string& key_name,
+                                           bool correct) {
+  std::lock_guard lock(mu_);
+  const auto doc = store_.get(kKeys, scenario + "/" + key_name);
+  if (!doc) {
+    throw util::ContractError(404, "NotFound",
+                              "no evolved key \"" + key_name + "\" in " + scenario);
+  }
+  bj::object k = doc->body.as_object();
+  k["verdicts"] = (k.contains("verdicts") ? k.at("verdicts").as_int64() : 0) + 1;
+  k["verdicts_correct"] =
+      (k.contains("verdicts_correct") ? k.at("verdicts_correct").as_int64() : 0) +
+      (correct ? 1 : 0);
+  store_.put(std::string(kKeys), doc->key, k, doc->revision);
+  return bj::object{{"key_name", key_name},
+                    {"verdicts", k.at("verdicts")},
+                    {"verdicts_correct", k.at("verdicts_correct")}};
+}
+
 bj::object EvolutionEngine::state(const std::string& scenario) {
   std::lock_guard lock(mu_);
   exchange_.negotiate(scenario, "");  // 404 for an unknown scenario
@@ -451,11 +637,15 @@ bj::object EvolutionEngine::state(const std::string& scenario) {
     clusters.push_back(std::move(o));
   }
   bj::array keys;
-  store_.scan(kKeys, scenario + "/", [&](const store::Document& d) {
-    bj::object k = d.body.as_object();
+  std::vector<bj::object> docs;
+  store_.scan(kKeys, scenario + "/",
+              [&](const store::Document& d) { docs.push_back(d.body.as_object()); });
+  for (auto& k : docs) {
+    k["metrics"] = metrics(scenario, k, now);
+    k["created_at"] = at_text(k.at("created_ms").as_int64());
     k.erase("key");
     keys.push_back(std::move(k));
-  });
+  }
   return bj::object{
       {"scenario", scenario},
       {"clusters", std::move(clusters)},

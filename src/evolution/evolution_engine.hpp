@@ -46,6 +46,14 @@ struct EvolutionOptions {
   // clients than min_distinct_clients) becomes a patch for that client only.
   double personal_share = 0.8;
   std::size_t samples_kept = 20;  // fragments kept per cluster for induction and display
+
+  // §6.2.3 long-term evaluation.
+  std::chrono::hours trial{24 * 7};
+  std::chrono::hours observation_window{24 * 30};
+  std::chrono::hours deprecation_grace{24 * 14};
+  std::chrono::hours withdrawn_acceptance{24 * 30};
+  double promote_usage = 0.15, promote_alignment = 0.80, promote_type = 0.90;
+  double deprecate_usage = 0.05, deprecate_alignment = 0.60, deprecate_type = 0.70;
 };
 
 // The similarity threshold an embedder's vectors are calibrated to (EvolutionOptions).
@@ -72,6 +80,11 @@ class EvolutionEngine {
   // and queued triggers.
   boost::json::object state(const std::string& scenario);
 
+  // The audit API (§6.2.3 semantic_alignment_accuracy): a person's verdict on whether values
+  // sent for an experimental key matched what the client meant.
+  boost::json::object record_verdict(const std::string& scenario, const std::string& key_name,
+                                     bool correct);
+
   // An admin's decision on a candidate waiting for approval (security-relevant keys, §7).
   boost::json::object decide(const std::string& scenario, const std::string& cluster_id,
                              bool approve);
@@ -91,6 +104,10 @@ class EvolutionEngine {
                std::int64_t at_ms, Timeline& out);
   std::size_t experimental_keys(const std::string& scenario);
   void save(const std::string& scenario, const Cluster& c);
+  void record_usage();
+  void evaluate(const std::string& scenario, Timeline& out);
+  boost::json::object metrics(const std::string& scenario, const boost::json::object& key,
+                              std::int64_t now_ms);
   double heat_at(const Cluster& c, std::int64_t at_ms) const;
 
   store::Store& store_;

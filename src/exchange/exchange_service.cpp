@@ -12,8 +12,11 @@
 
 #include <boost/json/serialize.hpp>
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <random>
+#include <utility>
 
 namespace schemagate::exchange {
 
@@ -22,11 +25,12 @@ using Kind = ExchangeError::Kind;
 
 namespace {
 
-constexpr std::string_view kTemplates = "templates";   // "<scenario>/<version>"
-constexpr std::string_view kSchemaIds = "schema_ids";  // schema_id -> {scenario, version}
-constexpr std::string_view kScenarios = "scenarios";   // scenario -> {versions: [...]}
-constexpr std::string_view kPatches = "patches";       // "<scenario>/<patch_id>"
-constexpr std::string_view kEndpoints = "endpoints";   // scenario -> {endpoint}
+constexpr std::string_view kTemplates = "templates";       // "<scenario>/<version>"
+constexpr std::string_view kSchemaIds = "schema_ids";      // schema_id -> {scenario, version}
+constexpr std::string_view kScenarios = "scenarios";       // scenario -> {versions: [...]}
+constexpr std::string_view kPatches = "patches";           // "<scenario>/<patch_id>"
+constexpr std::string_view kEndpoints = "endpoints";       // scenario -> {endpoint}
+constexpr std::string_view kWithdrawn = "withdrawn_keys";  // "<scenario>/<key>" -> {until_ms}
 
 std::string template_key(std::string_view scenario, std::string_view version) {
   return std::string(scenario) + "/" + std::string(version);
@@ -533,7 +537,46 @@ bj::object ExchangeService::submit(std::string_view schema_id_in, const bj::valu
     else
       *o = other;
   }
+  // Keys withdrawn from evolution are still accepted for a while (§6.2.3): their values go to
+  // `other`, with a warning, instead of failing the payload.
+  bj::array warnings;
+  if (const auto withdrawn = withdrawn_keys(located->scenario); !withdrawn.empty()) {
+    const std::int64_t now = clock_.now_unix_ms();
+    std::string notes;
+    for (const auto& [name, until] : withdrawn) {
+      const auto it = completed.find(name);
+      if (it == completed.end() || until <= now || t.key(name)) continue;
+      const auto& v = it->value();
+      notes += (notes.empty() ? "" : "; ") + name + ": " +
+               (v.is_string() ? std::string(v.get_string()) : json::canonicalize(v));
+      warnings.push_back(bj::string(
+          "key \"" + name + "\" was withdrawn; it is accepted (as text in other) until " +
+          util::format_rfc3339(util::Clock::time_point(std::chrono::milliseconds(until)))));
+      spdlog::warn("exchange: {} sent withdrawn key {} to {}", client_id, name, located->scenario);
+      completed.erase(it);
+    }
+    if (!notes.empty()) {
+      auto* o = completed.if_contains(kOtherKey);
+      if (o && o->is_string() && !o->get_string().empty()) {
+        *o = std::string(o->get_string()) + "; " + notes;
+      } else {
+        completed[kOtherKey] = notes;
+      }
+    }
+  }
   const auto result = compiled(t, cache_key)->evaluate(completed);
+  {
+    std::vector<std::string> type_errors;
+    if (!result.valid) {
+      for (const auto& e : result.errors) {
+        if (e.instance_location.size() < 2) continue;  // about the payload as a whole
+        const auto slash = e.instance_location.find('/', 1);
+        type_errors.push_back(e.instance_location.substr(
+            1, slash == std::string::npos ? std::string::npos : slash - 1));
+      }
+    }
+    count_usage(located->scenario, t, completed, client_id, type_errors);
+  }
   if (!result.valid) {
     throw ExchangeError(
         Kind::invalid_payload,
@@ -632,6 +675,7 @@ bj::object ExchangeService::submit(std::string_view schema_id_in, const bj::valu
   }
   if (!applied.empty()) out["applied_defaults"] = std::move(applied);
   if (!folded.empty()) out["folded_into_other"] = std::move(folded);
+  if (!warnings.empty()) out["warnings"] = std::move(warnings);
   if (!patches.empty()) {
     bj::array new_keys, modified_keys, ids;
     for (const auto& p : patches) {
@@ -648,6 +692,93 @@ bj::object ExchangeService::submit(std::string_view schema_id_in, const bj::valu
     out["schema_update_suggestion"] = std::move(suggestion);
   }
   return out;
+}
+
+void ExchangeService::count_usage(const std::string& scenario, const Template& t,
+                                  const bj::object& payload, std::string_view client_id,
+                                  const std::vector<std::string>& type_errors) {
+  std::lock_guard lock(usage_mu_);
+  auto& u = usage_[scenario];
+  ++u.payloads;
+  const std::string client(client_id);
+  if (u.clients.size() < 10'000 &&
+      std::find(u.clients.begin(), u.clients.end(), client) == u.clients.end()) {
+    u.clients.push_back(client);
+  }
+  for (const auto& k : t.keys) {
+    if (!k.experimental) continue;
+    auto& ku = u.keys[k.name];  // listed even when unused: usage 0 is a measurement too
+    const auto it = payload.find(k.name);
+    if (it == payload.end()) continue;
+    ++ku.present;
+    if (std::find(type_errors.begin(), type_errors.end(), k.name) != type_errors.end()) {
+      ++ku.type_errors;
+    }
+    if (ku.clients.size() < 10'000 &&
+        std::find(ku.clients.begin(), ku.clients.end(), client) == ku.clients.end()) {
+      ku.clients.push_back(client);
+    }
+    if (ku.samples.size() < 20) ku.samples.push_back(it->value());
+  }
+}
+
+std::map<std::string, ExchangeService::ScenarioUsage> ExchangeService::drain_usage() {
+  std::lock_guard lock(usage_mu_);
+  return std::exchange(usage_, {});
+}
+
+bj::object ExchangeService::template_json(std::string_view scenario, std::string_view version) {
+  return load_template(scenario, version.empty() ? latest_version(scenario) : std::string(version))
+      ->tmpl.to_json();
+}
+
+void ExchangeService::expire_patch(std::string_view scenario, std::string_view patch_id) {
+  const std::string key = std::string(scenario) + "/" + std::string(patch_id);
+  auto doc = store_.get(kPatches, key);
+  if (!doc) return;
+  auto body = doc->body.as_object();
+  const std::int64_t now = clock_.now_unix_ms();
+  body["expires_at_ms"] = now;
+  body["expiration"] = util::format_rfc3339(clock_.now());
+  if (versioning_) versioning_->sign_in_place(body);
+  store_.put(std::string(kPatches), key, body, doc->revision);
+}
+
+void ExchangeService::deprecate_patch_key(std::string_view scenario, std::string_view patch_id,
+                                          std::string_view key_name) {
+  const std::string key = std::string(scenario) + "/" + std::string(patch_id);
+  auto doc = store_.get(kPatches, key);
+  if (!doc) return;
+  auto body = doc->body.as_object();
+  for (auto& k : body["new_keys"].as_array()) {
+    if (k.at("key_name").as_string() == key_name) k.as_object()["deprecated"] = true;
+  }
+  if (versioning_) versioning_->sign_in_place(body);
+  store_.put(std::string(kPatches), key, body, doc->revision);
+  std::lock_guard lock(cache_mu_);
+  cache_.clear();  // compiled effective templates may carry the old flag
+}
+
+void ExchangeService::accept_withdrawn_key(std::string_view scenario, std::string_view key_name,
+                                           std::int64_t until_ms) {
+  store_.put(std::string(kWithdrawn), std::string(scenario) + "/" + std::string(key_name),
+             bj::object{{"key_name", key_name}, {"until_ms", until_ms}});
+  std::lock_guard lock(cache_mu_);
+  withdrawn_.erase(std::string(scenario));
+}
+
+std::map<std::string, std::int64_t> ExchangeService::withdrawn_keys(const std::string& scenario) {
+  {
+    std::lock_guard lock(cache_mu_);
+    if (const auto it = withdrawn_.find(scenario); it != withdrawn_.end()) return it->second;
+  }
+  std::map<std::string, std::int64_t> keys;
+  store_.scan(kWithdrawn, scenario + "/", [&](const store::Document& d) {
+    keys[std::string(d.body.at("key_name").as_string())] = d.body.at("until_ms").as_int64();
+  });
+  std::lock_guard lock(cache_mu_);
+  withdrawn_[scenario] = keys;
+  return keys;
 }
 
 void ExchangeService::fold_patch_keys(const Template& t, bj::object& payload, bj::array& folded) {

@@ -155,6 +155,33 @@ class ExchangeService {
   boost::json::object updates(std::string_view scenario, std::string_view client_id,
                               std::optional<std::int64_t> since_ms);
 
+  // Seed 000 §6.2.3 metrics, counted in memory as payloads arrive and taken by the evolution
+  // engine (drain_usage), which keeps them in the store.
+  struct KeyUsage {
+    std::int64_t present = 0;      // payloads that carried the key (valid or not)
+    std::int64_t type_errors = 0;  // ... whose value broke the key's type or constraints
+    std::vector<std::string> clients;
+    std::vector<boost::json::value> samples;  // values seen, for audits (a few)
+  };
+  struct ScenarioUsage {
+    std::int64_t payloads = 0;
+    std::vector<std::string> clients;
+    std::map<std::string, KeyUsage> keys;  // experimental keys only
+  };
+  std::map<std::string, ScenarioUsage> drain_usage();
+
+  // The stored form of a published version (the latest when `version` is empty).
+  boost::json::object template_json(std::string_view scenario, std::string_view version = {});
+  // Ends a patch now (a promoted key joined the template, a withdrawn one left).
+  void expire_patch(std::string_view scenario, std::string_view patch_id);
+  // Marks a key a patch adds as deprecated (§6.2.3); it stays usable.
+  void deprecate_patch_key(std::string_view scenario, std::string_view patch_id,
+                           std::string_view key_name);
+  // A withdrawn key is still accepted until `until_ms` (§6.2.3): taken out of the payload
+  // (its value folded into `other`), with a logged warning and a `warnings` entry.
+  void accept_withdrawn_key(std::string_view scenario, std::string_view key_name,
+                            std::int64_t until_ms);
+
   // The searchable text of a scenario's latest template: each key's name and descriptions (all
   // languages). Empty when nothing is published under that name.
   std::vector<std::string> key_descriptions(std::string_view scenario);
@@ -197,6 +224,14 @@ class ExchangeService {
   AgentTransport& transport_;
   ExchangeLimits limits_;
   std::mutex cache_mu_;
+  std::mutex usage_mu_;
+  std::map<std::string, ScenarioUsage> usage_;
+  void count_usage(const std::string& scenario, const Template& t,
+                   const boost::json::object& payload, std::string_view client_id,
+                   const std::vector<std::string>& type_errors);
+  // Withdrawn keys still accepted, per scenario (key -> until), read through from the store.
+  std::map<std::string, std::map<std::string, std::int64_t>> withdrawn_;
+  std::map<std::string, std::int64_t> withdrawn_keys(const std::string& scenario);
   std::map<std::string, std::shared_ptr<const jsonschema::Schema>> cache_;
   std::map<std::string, std::shared_ptr<const Located>> templates_;  // "<scenario>/<version>"
 };

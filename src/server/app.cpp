@@ -196,7 +196,7 @@ int run(const Config& config, const StartHook& on_start) {
     options.max_experimental_keys = config.evolution.max_experimental_keys;
     evolution =
         std::make_unique<evolution::EvolutionEngine>(*store, clock, exchange, *embedder, options);
-    api::add_evolution_routes(router, *evolution, auth);
+    api::add_evolution_routes(router, *evolution, auth, config.json_limits);
     evolution->start(std::chrono::milliseconds(config.evolution.interval_ms));
     spdlog::info("evolution: semantic pools every {} ms", config.evolution.interval_ms);
   } else if (config.evolution.enabled) {

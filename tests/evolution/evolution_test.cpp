@@ -195,4 +195,82 @@ TEST_F(EvolutionTest, SecurityRelevantKeysWaitForAnAdmin) {
             1u);
 }
 
+// §6.2.3: after its 7-day trial a key used in >= 15% of payloads, always well-typed, is
+// promoted into a new minor version of the template, and its patch ends.
+TEST_F(EvolutionTest, AUsedKeyIsPromotedAfterItsTrial) {
+  auto e = engine();
+  for (int i = 0; i < 6; ++i)
+    submit("client-" + std::to_string(i), i % 2 ? "aisle seat please" : "window seat please");
+  ASSERT_EQ(of(e.step(), "patched").size(), 1u);
+  for (int day = 0; day < 8; ++day) {
+    for (int i = 0; i < 10; ++i) {
+      bj::object payload{{"origin", "PEK"}, {"destination", "SHA"}};
+      if (i < 3) payload["seat_preference"] = i % 2 ? "aisle" : "window";  // 30% of payloads
+      exchange_->submit("flight_booking_v1", payload, "client-" + std::to_string(i));
+    }
+    clock_.advance(24h);
+    const auto t = e.step();
+    if (day < 6) {
+      EXPECT_TRUE(of(t, "promoted").empty()) << "still on trial, day " << day;
+    }
+    if (const auto promoted = of(t, "promoted"); !promoted.empty()) {
+      EXPECT_EQ(promoted[0].at("version"), "1.1.0");
+      EXPECT_GE(promoted[0].at("metrics").at("usage_frequency").as_double(), 0.15);
+      EXPECT_EQ(promoted[0].at("metrics").at("value_type_correctness").as_double(), 1.0);
+      break;
+    }
+    ASSERT_LT(day, 7) << "never promoted";
+  }
+  const auto t = exchange_->template_json("flight_booking");
+  EXPECT_EQ(t.at("version"), "1.1.0");
+  bool found = false;
+  for (const auto& k : t.at("keys").as_array()) {
+    if (k.at("key_name") == "seat_preference") {
+      found = true;
+      EXPECT_FALSE(k.as_object().contains("experimental")) << k;
+    }
+  }
+  EXPECT_TRUE(found);
+  EXPECT_TRUE(
+      exchange_->updates("flight_booking", "x", std::nullopt).at("patches").as_array().empty())
+      << "the patch ended: the key is in the template now";
+}
+
+// An unused key is deprecated after its trial, withdrawn after the 14-day grace period, and still
+// accepted (as text in `other`, with a warning) for 30 more days.
+TEST_F(EvolutionTest, AnUnusedKeyIsDeprecatedThenWithdrawnAndStillAcceptedFor30Days) {
+  auto e = engine();
+  for (int i = 0; i < 6; ++i)
+    submit("client-" + std::to_string(i), i % 2 ? "aisle seat please" : "window seat please");
+  ASSERT_EQ(of(e.step(), "patched").size(), 1u);
+  const auto daily = [&](int days, std::string_view wanted) {
+    for (int d = 0; d < days; ++d) {
+      exchange_->submit("flight_booking_v1", bj::object{{"origin", "PEK"}, {"destination", "SHA"}},
+                        "client-1");
+      clock_.advance(24h);
+      const auto hit = of(e.step(), wanted);
+      if (!hit.empty()) return hit.front();
+    }
+    return bj::object{};
+  };
+  const auto deprecated = daily(8, "deprecated");
+  ASSERT_FALSE(deprecated.empty()) << "never deprecated";
+  EXPECT_LT(deprecated.at("metrics").at("usage_frequency").as_double(), 0.05);
+  auto updates = exchange_->updates("flight_booking", "x", std::nullopt);
+  EXPECT_EQ(updates.at("patches").at(0).at("new_keys").at(0).at("deprecated"), true);
+
+  const auto withdrawn = daily(15, "withdrawn");
+  ASSERT_FALSE(withdrawn.empty()) << "never withdrawn";
+  EXPECT_TRUE(
+      exchange_->updates("flight_booking", "x", std::nullopt).at("patches").as_array().empty());
+  const bj::object legacy{{"origin", "PEK"}, {"destination", "SHA"}, {"seat_preference", "window"}};
+  auto r = exchange_->submit("flight_booking_v1", legacy, "legacy-client");
+  EXPECT_EQ(r.at("payload").at("other"), "seat_preference: window");
+  EXPECT_EQ(r.at("warnings").as_array().size(), 1u);
+  clock_.advance(31 * 24h);
+  EXPECT_THROW(exchange_->submit("flight_booking_v1", legacy, "legacy-client"),
+               exchange::ExchangeError)
+      << "after the acceptance window the key is unknown";
+}
+
 }  // namespace
