@@ -1,6 +1,7 @@
 // schemagate: one binary for the server and its command-line tools.
 
 #include "demo_command.hpp"
+#include "evolve_command.hpp"
 #include "gateway/access.hpp"
 #include "json/jcs.hpp"
 #include "json/parse.hpp"
@@ -275,6 +276,9 @@ int main(int argc, char** argv) {
   schemagate::cli::add_validate(app, validate);
   schemagate::cli::VersioningCommands versioning;
   schemagate::cli::add_versioning_commands(app, versioning);
+  schemagate::cli::EvolveCommand evolve;
+  evolve.word_vectors = SCHEMAGATE_DEFAULT_WORD_VECTORS;
+  schemagate::cli::add_evolve(app, evolve);
 
   auto* jcs = app.add_subcommand(
       "jcs", "Print the RFC 8785 canonical form of a JSON file (no trailing newline)");
@@ -332,6 +336,7 @@ int main(int argc, char** argv) {
 
   if (app.got_subcommand("validate")) return schemagate::cli::run_validate(validate);
   if (const auto status = schemagate::cli::run_versioning_commands(versioning)) return *status;
+  if (const auto status = schemagate::cli::run_evolve(evolve)) return *status;
 
   if (keys_create->parsed()) {
     try {

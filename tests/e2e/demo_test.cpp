@@ -10,6 +10,7 @@
 
 #include <csignal>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <thread>
 
@@ -223,6 +224,59 @@ TEST(Demo, SeatRequestsInOtherBecomeAnExperimentalKey) {
                   "seat_preference": "window"}})");
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(bj::parse(r.body).at("seat").as_string().back(), 'A');
+}
+
+// `schemagate evolve simulate`: seat requests from six clients on day 0 become seat_preference,
+// its use over the next days promotes it into 1.1.0, and a fragment one client repeats every
+// three days never triggers.
+TEST(EvolveCli, SimulateReplaysTrafficOverSimulatedDays) {
+  const auto dir =
+      fs::temp_directory_path() / ("schemagate-simulate-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const auto traffic = dir / "traffic.jsonl";
+  {
+    std::ofstream out(traffic);
+    const bj::object base{
+        {"origin", "PEK"}, {"destination", "SHA"}, {"departure_date", "2026-05-04"}};
+    const std::vector<std::string> wishes{"window seat please", "an aisle seat",
+                                          "window seat",        "aisle seat if possible",
+                                          "a window seat",      "aisle seat please"};
+    for (std::size_t i = 0; i < wishes.size(); ++i) {
+      auto p = base;
+      p["other"] = wishes[i];
+      out << bj::serialize(bj::object{{"day", 0.1 * static_cast<double>(i)},
+                                      {"client", "c" + std::to_string(i)},
+                                      {"payload", p}})
+          << "\n";
+    }
+    for (int d = 0; d < 21; d += 3) {
+      auto p = base;
+      p["other"] = "a unicorn on board";
+      out << bj::serialize(bj::object{{"day", d + 0.5}, {"client", "c1"}, {"payload", p}}) << "\n";
+    }
+    for (int d = 1; d <= 10; ++d) {
+      for (int i = 0; i < 10; ++i) {
+        auto p = base;
+        if (i < 3) p["seat_preference"] = i % 2 ? "window" : "aisle";
+        out << bj::serialize(bj::object{
+                   {"day", d + 0.01 * i}, {"client", "c" + std::to_string(i)}, {"payload", p}})
+            << "\n";
+      }
+    }
+  }
+  const auto run = schemagate::testing::run_command(
+      {SCHEMAGATE_BINARY, "evolve", "simulate", traffic.string(), "--extra-days", "5"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.out.find("patched  cluster=c0001  key_name=seat_preference"), std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("promoted  key_name=seat_preference  version=1.1.0"), std::string::npos)
+      << run.out;
+  EXPECT_EQ(run.out.find("triggered  cluster=c0002"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("template now 1.1.0"), std::string::npos) << run.out;
+  const auto bad = schemagate::testing::run_command(
+      {SCHEMAGATE_BINARY, "evolve", "simulate", (dir / "missing.jsonl").string()});
+  EXPECT_EQ(bad.status, 2);
 }
 
 }  // namespace
