@@ -1,5 +1,7 @@
 #include "evolution/evolution_engine.hpp"
 
+#include "evolution/clustering.hpp"
+
 #include "embed/embedder.hpp"
 #include "exchange/exchange_service.hpp"
 #include "store/store.hpp"
@@ -26,13 +28,6 @@ constexpr std::string_view kCursors = "evolution_cursors";    // scenario -> {af
 constexpr std::string_view kKeys = "evolution_keys";          // "<scenario>/<key>[@client]"
 constexpr std::string_view kUsage = "evolution_usage";        // "<scenario>/<day number>"
 constexpr std::int64_t kDayMs = 86'400'000;
-
-double dot(const std::vector<float>& a, const std::vector<float>& b) {
-  double s = 0;
-  for (std::size_t i = 0; i < a.size() && i < b.size(); ++i)
-    s += static_cast<double>(a[i]) * b[i];
-  return s;
-}
 
 bool zero(const std::vector<float>& v) {
   return std::all_of(v.begin(), v.end(), [](float x) { return x == 0.0f; });
@@ -209,15 +204,11 @@ void EvolutionEngine::ingest(const std::string& scenario, Timeline& out) {
       const auto* client_v = body.if_contains("client_id");
       const std::string client =
           client_v && client_v->is_string() ? std::string(client_v->get_string()) : "";
-      Cluster* best = nullptr;
-      double best_sim = threshold_;
-      for (auto& c : clusters) {
-        const double sim = dot(c.centroid, v);
-        if (sim >= best_sim) {
-          best_sim = sim;
-          best = &c;
-        }
-      }
+      std::vector<const std::vector<float>*> centroids;
+      for (const auto& c : clusters)
+        centroids.push_back(&c.centroid);
+      const auto match = nearest(centroids, v, threshold_);
+      Cluster* best = match ? &clusters[*match] : nullptr;
       if (!best) {
         Cluster c;
         char id[16];
@@ -233,10 +224,7 @@ void EvolutionEngine::ingest(const std::string& scenario, Timeline& out) {
                                  {"cluster", best->id},
                                  {"fragment", texts[i]}});
       } else {
-        for (std::size_t k = 0; k < v.size() && k < best->centroid.size(); ++k) {
-          best->centroid[k] = best->centroid[k] * static_cast<float>(best->size) + v[k];
-        }
-        embed::normalize(best->centroid);
+        absorb(best->centroid, best->size, v);
       }
       Cluster& c = *best;
       ++c.size;
@@ -347,7 +335,7 @@ void EvolutionEngine::publish(const std::string& scenario, Cluster& c, const bj:
       texts.push_back(n + ": " + d);
     const auto vectors = embedder_.embed(texts);
     for (std::size_t i = 1; i < vectors.size(); ++i) {
-      if (!zero(vectors[0]) && dot(vectors[0], vectors[i]) >= threshold_) {
+      if (!zero(vectors[0]) && cosine(vectors[0], vectors[i]) >= threshold_) {
         same = existing[i - 1].first;
       }
     }
