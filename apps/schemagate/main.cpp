@@ -5,6 +5,7 @@
 #include "gateway/access.hpp"
 #include "json/jcs.hpp"
 #include "json/parse.hpp"
+#include "negotiate_command.hpp"
 #include "server/app.hpp"
 #include "server/config.hpp"
 #include "store/store.hpp"
@@ -279,6 +280,8 @@ int main(int argc, char** argv) {
   schemagate::cli::EvolveCommand evolve;
   evolve.word_vectors = SCHEMAGATE_DEFAULT_WORD_VECTORS;
   schemagate::cli::add_evolve(app, evolve);
+  schemagate::cli::NegotiateCommand negotiate;
+  schemagate::cli::add_negotiate(app, negotiate);
 
   auto* jcs = app.add_subcommand(
       "jcs", "Print the RFC 8785 canonical form of a JSON file (no trailing newline)");
@@ -337,6 +340,7 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("validate")) return schemagate::cli::run_validate(validate);
   if (const auto status = schemagate::cli::run_versioning_commands(versioning)) return *status;
   if (const auto status = schemagate::cli::run_evolve(evolve)) return *status;
+  if (const auto status = schemagate::cli::run_negotiate(negotiate)) return *status;
 
   if (keys_create->parsed()) {
     try {

@@ -279,4 +279,47 @@ TEST(EvolveCli, SimulateReplaysTrafficOverSimulatedDays) {
   EXPECT_EQ(bad.status, 2);
 }
 
+// Seed 000 §6.1 with the offline payload builder: the seed's two utterances produce its Figures
+// 4 and 5 exactly (the reference day makes "next Monday" 2026-05-04), and the built payload is
+// accepted by the demo agent.
+TEST(Demo, TheSeedsUtterancesBecomeTheSeedsPayloads) {
+  const auto dir =
+      fs::temp_directory_path() / ("schemagate-demo-say-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  Demo demo(dir / "demo.db");
+  const std::string server = "http://127.0.0.1:" + std::to_string(demo.port);
+  auto run = schemagate::testing::run_command(
+      {SCHEMAGATE_BINARY, "negotiate", "--server", server, "--scenario", "flight_booking",
+       "--today", "2026-04-30", "--say",
+       "Book me a flight from Beijing to Shanghai next Monday, business class, and I prefer a "
+       "window seat."});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(bj::parse(run.out), bj::parse(R"({"schema_id": "flight_booking_v1", "payload": {
+      "origin": "PEK", "destination": "SHA", "departure_date": "2026-05-04",
+      "cabin_class": "business", "passenger_count": 1, "other": "window seat"}})"))
+      << "Figure 4";
+  run = schemagate::testing::run_command(
+      {SCHEMAGATE_BINARY, "negotiate", "--server", server, "--scenario", "photo_retouch", "--say",
+       "Please retouch this photo: smooth the skin, whiten teeth, make the background blurry, and "
+       "add a vintage filter. Also, I want my eyes to look bigger."});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(bj::parse(run.out), bj::parse(R"({"schema_id": "photo_retouch_v2", "payload": {
+      "skin_smoothing": 7, "teeth_whitening": true, "background_blur": true,
+      "filter_style": "vintage", "eye_enlargement": false,
+      "other": "increase eye size proportionally"}})"))
+      << "Figure 5";
+  // A request of its own: values outside the examples, a count, and what no key covers.
+  run = schemagate::testing::run_command(
+      {SCHEMAGATE_BINARY, "negotiate", "--server", server, "--scenario", "flight_booking",
+       "--today", "2026-04-30", "--submit", "--say",
+       "Two people from Paris to New York tomorrow, economy, with a vegetarian meal"});
+  ASSERT_EQ(run.status, 0) << run.out << run.err;
+  const auto first_line = run.out.substr(0, run.out.find('\n'));
+  EXPECT_EQ(bj::parse(first_line).at("payload"), bj::parse(R"({"origin": "Paris",
+      "destination": "New York", "departure_date": "2026-05-01", "cabin_class": "economy",
+      "passenger_count": 2, "other": "vegetarian meal"})"));
+  EXPECT_NE(run.out.find("\"status\":\"confirmed\""), std::string::npos) << run.out;
+}
+
 }  // namespace

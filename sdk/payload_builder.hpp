@@ -1,0 +1,48 @@
+#pragma once
+
+// Seed 000 §6.1 on the client side: a natural-language request turned into a payload for a
+// negotiated template. This is the offline, rule-based builder: it reads the template's types,
+// enumerations, ranges, formats and the example mappings in the semantic descriptions
+// ("Example mapping: 'from Beijing' -> 'PEK'"), resolves relative dates against a reference day,
+// and puts what it cannot map into `other`.
+
+#include <boost/json/value.hpp>
+
+#include <string>
+#include <vector>
+
+namespace schemagate::sdk {
+
+struct BuiltPayload {
+  boost::json::object payload;
+  // Which words went where: {"key", "from", "value"} per decision, for a person to check.
+  std::vector<boost::json::object> trace;
+};
+
+class PayloadBuilder {
+ public:
+  // `negotiated` is a get_schema_template answer (keys with one-language descriptions).
+  // `today` is the reference day for relative dates (YYYY-MM-DD).
+  PayloadBuilder(const boost::json::object& negotiated, std::string today);
+
+  BuiltPayload build(const std::string& utterance) const;
+
+ private:
+  struct Example {
+    std::vector<std::string> words;  // the phrase, lower-cased
+    boost::json::value value;
+  };
+  struct Key {
+    std::string name, type, format, description;
+    std::vector<std::string> enumeration;
+    bool has_min = false, has_max = false;
+    double min = 0, max = 0;
+    boost::json::value default_value;
+    std::vector<Example> examples;
+  };
+  std::vector<Key> keys_;
+  std::vector<std::string> scenario_words_;
+  std::string today_;
+};
+
+}  // namespace schemagate::sdk
