@@ -1,6 +1,9 @@
 #include "sdk/payload_builder.hpp"
 
+#include "llm/chat_model.hpp"
 #include "util/clock.hpp"
+
+#include <boost/json/serialize.hpp>
 
 #include <algorithm>
 #include <cctype>
@@ -403,6 +406,37 @@ BuiltPayload PayloadBuilder::build(const std::string& utterance) const {
       text += (text.empty() ? "" : "; ") + o;
     out.payload["other"] = text;
   }
+  return out;
+}
+
+BuiltPayload build_with_model(llm::ChatModel& model, const bj::object& negotiated,
+                              const bj::object& payload_schema, const std::string& utterance,
+                              const std::string& today) {
+  std::string keys;
+  for (const auto& k : negotiated.at("keys").as_array()) {
+    keys +=
+        "- " + std::string(k.at("key_name").as_string()) + " (" +
+        std::string(k.at("key_type").as_string()) + "): " +
+        (k.as_object().contains("semantic_description") && k.at("semantic_description").is_string()
+             ? std::string(k.at("semantic_description").as_string())
+             : std::string()) +
+        "\n";
+  }
+  bj::object schema = payload_schema;
+  schema.erase("$schema");
+  schema.erase("$id");
+  const auto answer = model.complete_json(
+      "You turn a person's request into a key-value payload for the template below. Use only "
+      "its keys, follow each description and its example mappings, resolve relative dates "
+      "against today (" +
+          today +
+          "), and put whatever no key can carry into \"other\" as a "
+          "short phrase. Keys:\n" +
+          keys,
+      utterance, "payload", schema);
+  BuiltPayload out;
+  out.payload = answer.as_object();
+  out.trace.push_back(bj::object{{"key", "*"}, {"from", utterance}, {"value", answer}});
   return out;
 }
 

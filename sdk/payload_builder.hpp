@@ -11,6 +11,10 @@
 #include <string>
 #include <vector>
 
+namespace schemagate::llm {
+class ChatModel;
+}
+
 namespace schemagate::sdk {
 
 struct BuiltPayload {
@@ -44,5 +48,13 @@ class PayloadBuilder {
   std::vector<std::string> scenario_words_;
   std::string today_;
 };
+
+// The same through a chat model (seed 000 §6.1 "LLM-based semantic parsing"): the template's
+// keys and descriptions and the request go in; the answer is constrained by, and validated
+// against, the payload's JSON Schema, and asked again once with the violations when it breaks
+// it. Throws llm::ChatError.
+BuiltPayload build_with_model(llm::ChatModel& model, const boost::json::object& negotiated,
+                              const boost::json::object& payload_schema,
+                              const std::string& utterance, const std::string& today);
 
 }  // namespace schemagate::sdk

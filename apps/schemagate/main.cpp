@@ -175,6 +175,13 @@ CLI::App* add_server_command(CLI::App& app, const std::string& name, const std::
                    "Experimental keys a scenario may have at once; further triggers wait")
       ->envname("SCHEMAGATE_EVOLUTION_MAX_EXPERIMENTAL_KEYS")
       ->capture_default_str();
+  serve
+      ->add_option("--chat-url", config.evolution.chat_url,
+                   "An OpenAI-compatible chat model server for intent induction (key in "
+                   "SCHEMAGATE_CHAT_API_KEY); unset: the offline rule-based inducer")
+      ->envname("SCHEMAGATE_CHAT_URL");
+  serve->add_option("--chat-model", config.evolution.chat_model, "The chat model's name")
+      ->envname("SCHEMAGATE_CHAT_MODEL");
   serve->add_option("--log-level", config.log_level, "trace, debug, info, warn, error or off")
       ->envname("SCHEMAGATE_LOG_LEVEL")
       ->capture_default_str();
@@ -330,6 +337,9 @@ int main(int argc, char** argv) {
     }
     if (!tls_cert.empty()) config.http.tls = schemagate::http::TlsFiles{tls_cert, tls_key};
     if (const char* key = std::getenv("SCHEMAGATE_ADMIN_KEY")) config.admin_key = key;
+    if (const char* key = std::getenv("SCHEMAGATE_CHAT_API_KEY")) {
+      config.evolution.chat_api_key = key;
+    }
     if (const char* key = std::getenv("SCHEMAGATE_EMBEDDING_API_KEY")) {
       config.search.embedding_api_key = key;
     }

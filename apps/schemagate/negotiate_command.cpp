@@ -2,11 +2,13 @@
 
 #include "http/client.hpp"
 #include "json/parse.hpp"
+#include "llm/chat_model.hpp"
 #include "sdk/payload_builder.hpp"
 #include "util/clock.hpp"
 
 #include <boost/json.hpp>
 
+#include <cstdlib>
 #include <iostream>
 
 namespace schemagate::cli {
@@ -29,6 +31,13 @@ void add_negotiate(CLI::App& app, NegotiateCommand& c) {
                         "Reference day for relative dates such as 'next Monday' (YYYY-MM-DD; "
                         "default: today, UTC)");
   c.command->add_option("--language", c.language, "Preferred language of the descriptions");
+  c.command
+      ->add_option("--chat-url", c.chat_url,
+                   "Build with a chat model at this OpenAI-compatible server (key in "
+                   "SCHEMAGATE_CHAT_API_KEY) instead of the offline rules")
+      ->envname("SCHEMAGATE_CHAT_URL");
+  c.command->add_option("--chat-model", c.chat_model, "The chat model's name")
+      ->envname("SCHEMAGATE_CHAT_MODEL");
   c.command->add_flag("--submit", c.submit, "Send the payload and print the agent's answer");
   c.command->add_flag("--trace", c.trace, "Also print which words went to which key (stderr)");
 }
@@ -52,7 +61,25 @@ std::optional<int> run_negotiate(const NegotiateCommand& c) {
     const auto tmpl = json::parse(r.body).as_object();
     std::string today = c.today;
     if (today.empty()) today = util::format_rfc3339(util::SystemClock().now()).substr(0, 10);
-    const auto built = sdk::PayloadBuilder(tmpl, today).build(c.say);
+    sdk::BuiltPayload built;
+    if (!c.chat_url.empty()) {
+      const auto schema_r =
+          client.request("GET",
+                         base + "/scenarios/" + c.scenario + "/versions/" +
+                             std::string(tmpl.at("version").as_string()) + "/json-schema",
+                         "", headers, std::chrono::seconds(10));
+      if (schema_r.status != 200) {
+        std::cerr << "schemagate negotiate: the template's JSON Schema: HTTP " << schema_r.status
+                  << "\n";
+        return 1;
+      }
+      const char* key = std::getenv("SCHEMAGATE_CHAT_API_KEY");
+      llm::HttpChatModel model(client, {c.chat_url, c.chat_model, key ? key : ""});
+      built =
+          sdk::build_with_model(model, tmpl, json::parse(schema_r.body).as_object(), c.say, today);
+    } else {
+      built = sdk::PayloadBuilder(tmpl, today).build(c.say);
+    }
     if (c.trace) {
       for (const auto& t : built.trace)
         std::cerr << bj::serialize(t) << "\n";

@@ -14,6 +14,7 @@ struct NegotiateCommand {
   std::string server = "http://127.0.0.1:8080";
   std::string api_key;
   std::string scenario, say, today, language;
+  std::string chat_url, chat_model;  // an OpenAI-compatible chat model instead of the rules
   bool submit = false, trace = false;
 };
 

@@ -4,6 +4,7 @@
 
 #include "embed/embedder.hpp"
 #include "exchange/exchange_service.hpp"
+#include "llm/chat_model.hpp"
 #include "store/store.hpp"
 #include "util/clock.hpp"
 #include "util/contract_error.hpp"
@@ -280,7 +281,16 @@ void EvolutionEngine::fire(const std::string& scenario, Cluster& c, std::int64_t
                  {"occurrences", c.occurrences.size()},
                  {"distinct_clients", c.distinct_clients()},
                  {"client_id", c.client_id.empty() ? bj::value(nullptr) : bj::value(c.client_id)}});
-  const auto key = induce_key(c.samples);
+  std::optional<CandidateKey> key;
+  if (options_.chat_model) {
+    try {
+      key = induce_key(*options_.chat_model, c.samples);
+    } catch (const std::exception& e) {
+      spdlog::warn("evolution: the chat model could not induce a key ({}); using the rules",
+                   e.what());
+    }
+  }
+  if (!key) key = induce_key(c.samples);
   if (!key) {
     c.state = "unresolved";
     out.push_back(bj::object{{"at", at_text(at_ms)},

@@ -26,6 +26,9 @@ class Embedder;
 namespace schemagate::exchange {
 class ExchangeService;
 }
+namespace schemagate::llm {
+class ChatModel;
+}
 
 namespace schemagate::evolution {
 
@@ -46,6 +49,8 @@ struct EvolutionOptions {
   // clients than min_distinct_clients) becomes a patch for that client only.
   double personal_share = 0.8;
   std::size_t samples_kept = 20;  // fragments kept per cluster for induction and display
+  // Intent induction by a chat model; null (or a failing model) uses the offline inducer.
+  llm::ChatModel* chat_model = nullptr;
 
   // §6.2.3 long-term evaluation.
   std::chrono::hours trial{24 * 7};

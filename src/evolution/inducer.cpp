@@ -1,5 +1,7 @@
 #include "evolution/inducer.hpp"
 
+#include "json/parse.hpp"
+#include "llm/chat_model.hpp"
 #include "util/text.hpp"
 
 #include <boost/json/serialize.hpp>
@@ -213,6 +215,56 @@ std::optional<CandidateKey> induce_key(const std::vector<std::string>& fragments
     key.semantic_description.pop_back();
     key.semantic_description += ".";
   }
+  return key;
+}
+
+std::optional<CandidateKey> induce_key(llm::ChatModel& model,
+                                       const std::vector<std::string>& fragments) {
+  static const bj::value schema = json::parse(R"({
+    "type": "object", "additionalProperties": false,
+    "required": ["key_name", "key_type", "values", "semantic_description", "examples"],
+    "properties": {
+      "key_name": {"type": "string", "pattern": "^[a-z][a-z0-9]*(_[a-z0-9]+)*$", "maxLength": 64},
+      "key_type": {"enum": ["string", "integer", "number", "boolean"]},
+      "values": {"type": "array", "items": {"type": "string"}, "maxItems": 20},
+      "semantic_description": {"type": "string", "minLength": 1, "maxLength": 1000},
+      "examples": {"type": "array", "maxItems": 5, "items": {
+        "type": "object", "additionalProperties": false, "required": ["fragment", "value"],
+        "properties": {"fragment": {"type": "string"},
+                       "value": {"type": ["string", "number", "boolean"]}}}}}})");
+  std::string user = "Fragments users wrote because no key of the template could carry them:\n";
+  for (const auto& f : fragments)
+    user += "- " + f + "\n";
+  const auto answer = model.complete_json(
+      "You design one optional key for a key-value request template. Summarise what the "
+      "fragments ask for as one key: a snake_case key_name, its key_type, the values when it is "
+      "an enumeration (else []), a one-sentence semantic_description, and up to three examples "
+      "mapping a fragment from the list to its value.",
+      user, "candidate_key", schema);
+  CandidateKey key;
+  key.key_name = answer.at("key_name").as_string();
+  key.key_type = answer.at("key_type").as_string();
+  for (const auto& v : answer.at("values").as_array())
+    key.values.push_back(std::string(v.as_string()));
+  if (key.key_type != "string") key.values.clear();
+  key.semantic_description = answer.at("semantic_description").as_string();
+  std::string examples;
+  for (const auto& e : answer.at("examples").as_array()) {
+    const std::string fragment(e.at("fragment").as_string());
+    // Examples must come from real fragments (§6.2.2), whatever the model says.
+    if (std::find(fragments.begin(), fragments.end(), fragment) == fragments.end()) continue;
+    key.examples.emplace_back(fragment, e.at("value"));
+    const auto& v = e.at("value");
+    examples += " '" + fragment + "' -> " +
+                (v.is_string() ? "'" + std::string(v.get_string()) + "'" : bj::serialize(v)) + ";";
+  }
+  if (!examples.empty()) {
+    examples.pop_back();
+    key.semantic_description += " Examples:" + examples + ".";
+  }
+  key.security_relevant = security_relevant(key.key_name + " " + key.semantic_description) ||
+                          std::any_of(fragments.begin(), fragments.end(),
+                                      [](const std::string& f) { return security_relevant(f); });
   return key;
 }
 

@@ -6,6 +6,10 @@
 #include <string>
 #include <vector>
 
+namespace schemagate::llm {
+class ChatModel;
+}
+
 namespace schemagate::evolution {
 
 // A key proposed for a template from a cluster of `other` fragments (seed 000 §6.2.2 intent
@@ -30,6 +34,12 @@ struct CandidateKey {
 // varying becomes a boolean ("extra legroom" -> extra_legroom). nullopt when the fragments share
 // nothing to build a key on.
 std::optional<CandidateKey> induce_key(const std::vector<std::string>& fragments);
+
+// Intent induction by a chat model (seed 000 §6.2.2): the fragments in, a key out, through a
+// JSON-schema-constrained answer that is validated (and asked again once). Whether the key is
+// security-relevant is decided here, by rule, never by the model. Throws llm::ChatError.
+std::optional<CandidateKey> induce_key(llm::ChatModel& model,
+                                       const std::vector<std::string>& fragments);
 
 // The value a fragment gives `key` (for the examples, and to judge values clients send).
 std::optional<boost::json::value> value_in(const CandidateKey& key, const std::string& fragment);

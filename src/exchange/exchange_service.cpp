@@ -982,6 +982,8 @@ bj::object ExchangeService::post_patch(std::string_view scenario, const bj::valu
       {"new_keys", std::move(new_keys)},
       {"modified_keys", std::move(modified_keys)}};
   if (const auto* c = o.if_contains("client_id"); c && c->is_string()) patch["client_id"] = *c;
+  // §6.2.3: keys a patch adds are provisional, and the patch says so as a whole too.
+  patch["experimental"] = !patch.at("new_keys").as_array().empty();
   if (versioning_) versioning_->sign_in_place(patch);
   store_.put(std::string(kPatches),
              std::string(scenario) + "/" + std::string(patch.at("patch_id").as_string()), patch, 0);

@@ -16,6 +16,7 @@
 #include "gateway/access.hpp"
 #include "gateway/gateway_service.hpp"
 #include "http/client.hpp"
+#include "llm/chat_model.hpp"
 #include "registry/registry_service.hpp"
 #include "server/http_agent_transport.hpp"
 #include "server/http_card_fetcher.hpp"
@@ -186,6 +187,7 @@ int run(const Config& config, const StartHook& on_start) {
   api::add_registry_routes(router, registry, auth, card_fetcher, config.json_limits);
   api::add_gateway_routes(router, gateway, auth, config.json_limits);
   api::add_versioning_routes(router, versioning, auth, config.json_limits);
+  std::unique_ptr<llm::ChatModel> chat;
   std::unique_ptr<evolution::EvolutionEngine> evolution;
   if (config.evolution.enabled && embedder) {
     evolution::EvolutionOptions options;
@@ -194,6 +196,15 @@ int run(const Config& config, const StartHook& on_start) {
     }
     options.heat_threshold = config.evolution.heat_threshold;
     options.max_experimental_keys = config.evolution.max_experimental_keys;
+    if (!config.evolution.chat_url.empty()) {
+      chat = std::make_unique<llm::HttpChatModel>(
+          embedding_client,
+          llm::HttpChatModel::Options{config.evolution.chat_url, config.evolution.chat_model,
+                                      config.evolution.chat_api_key});
+      options.chat_model = chat.get();
+      spdlog::info("evolution: intent induction by {} at {}", config.evolution.chat_model,
+                   config.evolution.chat_url);
+    }
     evolution =
         std::make_unique<evolution::EvolutionEngine>(*store, clock, exchange, *embedder, options);
     api::add_evolution_routes(router, *evolution, auth, config.json_limits);

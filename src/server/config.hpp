@@ -41,6 +41,8 @@ struct EvolutionConfig {
   double similarity_threshold = 0;  // 0: calibrated for the embedder
   double heat_threshold = 50;
   unsigned max_experimental_keys = 10;
+  std::string chat_url, chat_model;  // intent induction by a chat model (else the rules)
+  std::string chat_api_key;          // from SCHEMAGATE_CHAT_API_KEY only
 };
 
 // Everything `schemagate serve` can be told, from flags, SCHEMAGATE_* variables or a file.

@@ -6,11 +6,15 @@
 #include "evolution/evolution_engine.hpp"
 #include "exchange/exchange_service.hpp"
 #include "http/client.hpp"
+#include "http/server.hpp"
 #include "json/parse.hpp"
+#include "llm/chat_model.hpp"
+#include "sdk/payload_builder.hpp"
 #include "server/http_agent_transport.hpp"
 #include "store/store.hpp"
 #include "util/clock.hpp"
 #include "util/contract_error.hpp"
+#include "util/metrics.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -271,6 +275,122 @@ TEST_F(EvolutionTest, AnUnusedKeyIsDeprecatedThenWithdrawnAndStillAcceptedFor30D
   EXPECT_THROW(exchange_->submit("flight_booking_v1", legacy, "legacy-client"),
                exchange::ExchangeError)
       << "after the acceptance window the key is unknown";
+}
+
+// A scripted stand-in for a paid chat-model API (OpenAI-compatible): answers from a list,
+// and keeps what it was asked.
+class ChatStandIn {
+ public:
+  explicit ChatStandIn(std::vector<std::string> answers) : answers_(std::move(answers)) {
+    router_.add("POST", "/v1/chat/completions", [this](http::Request& req) {
+      std::lock_guard lock(mu_);
+      requests_.push_back(json::parse(req.body));
+      const std::string content = next_ < answers_.size() ? answers_[next_++] : "{}";
+      return http::Response::json(
+          200, bj::object{{"choices",
+                           bj::array{bj::object{{"message", bj::object{{"role", "assistant"},
+                                                                       {"content", content}}}}}}});
+    });
+    http::ServerOptions o;
+    o.port = 0;
+    o.handle_signals = false;
+    o.access_log = false;
+    server_ = std::make_unique<http::Server>(router_, metrics_, o);
+    port_ = server_->listen();
+    thread_ = std::thread([this] { server_->run(); });
+  }
+  ~ChatStandIn() {
+    server_->stop();
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  std::vector<bj::value> requests() {
+    std::lock_guard lock(mu_);
+    return requests_;
+  }
+
+ private:
+  std::vector<std::string> answers_;
+  std::size_t next_ = 0;
+  http::Router router_;
+  util::MetricsRegistry metrics_;
+  std::unique_ptr<http::Server> server_;
+  unsigned short port_ = 0;
+  std::thread thread_;
+  std::mutex mu_;
+  std::vector<bj::value> requests_;
+};
+
+const char* kModelKey = R"({"key_name": "seat_choice", "key_type": "string",
+  "values": ["window", "aisle"], "semantic_description": "Where the passenger wants to sit.",
+  "examples": [{"fragment": "window seat please", "value": "window"},
+               {"fragment": "an invented fragment", "value": "aisle"}]})";
+
+TEST(ChatModel, ABadAnswerIsAskedAgainOnceWithWhatWasWrong) {
+  ChatStandIn stand_in({"not json at all", R"({"n": "three"})", R"({"n": 3})"});
+  http::Client client;
+  llm::HttpChatModel model(client, {stand_in.url(), "test-model", "secret"});
+  const auto schema = json::parse(R"({"type":"object","required":["n"],
+                                       "properties":{"n":{"type":"integer"}}})");
+  EXPECT_THROW(model.complete_json("sys", "user", "n", schema), llm::ChatError)
+      << "two bad answers";
+  EXPECT_EQ(model.complete_json("sys", "user", "n", schema), json::parse(R"({"n": 3})"));
+  const auto requests = stand_in.requests();
+  ASSERT_EQ(requests.size(), 3u);
+  EXPECT_EQ(requests[0].at("response_format").at("type"), "json_schema");
+  EXPECT_EQ(requests[0].at("response_format").at("json_schema").at("schema"), schema);
+  const auto& repair = requests[1].at("messages").as_array().back();
+  EXPECT_NE(repair.at("content").as_string().find("not JSON"), bj::string::npos) << repair;
+}
+
+TEST_F(EvolutionTest, AChatModelInducesTheKeyAndTheRulesStepInWhenItFails) {
+  ChatStandIn stand_in({kModelKey});
+  http::Client client;
+  llm::HttpChatModel model(client, {stand_in.url(), "test-model", ""});
+  evolution::EvolutionOptions options;
+  options.chat_model = &model;
+  auto e = engine(options);
+  for (int i = 0; i < 6; ++i)
+    submit("client-" + std::to_string(i), i % 2 ? "aisle seat please" : "window seat please");
+  const auto patched = of(e.step(), "patched");
+  ASSERT_EQ(patched.size(), 1u);
+  EXPECT_EQ(patched[0].at("key").at("key_name"), "seat_choice");
+  const auto description = std::string(patched[0].at("key").at("semantic_description").as_string());
+  EXPECT_NE(description.find("'window seat please' -> 'window'"), std::string::npos);
+  EXPECT_EQ(description.find("invented"), std::string::npos) << "examples come from real fragments";
+  const auto& prompt = stand_in.requests().at(0).at("messages").at(1).at("content").as_string();
+  EXPECT_NE(prompt.find("aisle seat please"), bj::string::npos);
+
+  // A model that cannot be reached: the offline inducer decides.
+  llm::HttpChatModel down(client, {"http://127.0.0.1:1", "test-model", ""});
+  options.chat_model = &down;
+  auto fallback = engine(options);
+  for (int i = 0; i < 10; ++i)
+    submit("flyer", "extra legroom please");
+  const auto personal = of(fallback.step(), "patched");
+  ASSERT_EQ(personal.size(), 1u);
+  EXPECT_EQ(personal[0].at("key").at("key_type"), "boolean");
+}
+
+// Seed 000 §6.1 with a chat model: the answer is held to the template's JSON Schema and repaired
+// once when it breaks it.
+TEST_F(EvolutionTest, AChatModelBuildsAPayloadWithinTheTemplatesSchema) {
+  ChatStandIn stand_in({R"({"origin": "PEK", "destination": "SHA", "seats": 2})",
+                        R"({"origin": "PEK", "destination": "SHA", "other": "two seats"})"});
+  http::Client client;
+  llm::HttpChatModel model(client, {stand_in.url(), "test-model", ""});
+  const auto tmpl = exchange_->negotiate("flight_booking", "").body;
+  const auto schema = exchange_->json_schema("flight_booking");
+  const auto built = sdk::build_with_model(model, tmpl, schema,
+                                           "Two seats from Beijing to Shanghai", "2026-04-30");
+  EXPECT_EQ(built.payload, json::parse(R"({"origin": "PEK", "destination": "SHA",
+                                           "other": "two seats"})"));
+  const auto requests = stand_in.requests();
+  ASSERT_EQ(requests.size(), 2u) << "the first answer broke additionalProperties: repaired";
+  EXPECT_NE(requests[0].at("messages").at(0).at("content").as_string().find("origin (string)"),
+            bj::string::npos);
+  EXPECT_EQ(requests[0].at("response_format").at("json_schema").at("schema").at("required"),
+            json::parse(R"(["origin","destination"])"));
 }
 
 }  // namespace
