@@ -93,6 +93,8 @@ void add_evolve(CLI::App& app, EvolveCommand& c) {
       ->required();
   c.simulate->add_option("--template", c.template_file,
                          "The scenario's template (default: the demo's flight booking)");
+  c.simulate->add_option("--settings", c.settings,
+                         "JSON file naming evolution thresholds (trial_days, promote_usage, ...)");
   c.simulate->add_option("--word-vectors", c.word_vectors, "The offline embedder's file")
       ->capture_default_str();
   c.simulate
@@ -162,6 +164,14 @@ std::optional<int> run_evolve(const EvolveCommand& c) {
   } catch (const std::exception& e) {
     return fail(e.what());
   }
+  evolution::EvolutionOptions options;
+  if (!c.settings.empty()) {
+    try {
+      options = evolution::with_settings(options, json::parse(util::read_file(c.settings)));
+    } catch (const std::exception& e) {
+      return fail(c.settings + ": " + e.what());
+    }
+  }
   // A private store in a temporary folder, on a clock that the replay moves.
   const auto dir = std::filesystem::temp_directory_path() /
                    ("schemagate-simulate-" + std::to_string(::getpid()));
@@ -174,7 +184,7 @@ std::optional<int> run_evolve(const EvolveCommand& c) {
     auto store = store::open_store({(dir / "simulation.db").string()}, clock);
     NoAgents agents;
     exchange::ExchangeService exchange(*store, clock, agents);
-    evolution::EvolutionEngine engine(*store, clock, exchange, *embedder);
+    evolution::EvolutionEngine engine(*store, clock, exchange, *embedder, options);
     std::size_t accepted = 0, refused = 0;
     try {
       exchange.publish(scenario, version, tmpl);

@@ -13,6 +13,7 @@ struct EvolveCommand {
   std::string traffic;
   std::string template_file;  // empty: the demo's flight booking template
   std::string word_vectors;
+  std::string settings;  // JSON file of evolution thresholds
   double extra_days = 45;
   bool json = false;
 };

@@ -176,6 +176,11 @@ CLI::App* add_server_command(CLI::App& app, const std::string& name, const std::
       ->envname("SCHEMAGATE_EVOLUTION_MAX_EXPERIMENTAL_KEYS")
       ->capture_default_str();
   serve
+      ->add_option("--evolution-settings", config.evolution.settings_file,
+                   "JSON file naming any evolution threshold (trial_days, promote_usage, ...; "
+                   "see docs/api.md)")
+      ->envname("SCHEMAGATE_EVOLUTION_SETTINGS");
+  serve
       ->add_option("--chat-url", config.evolution.chat_url,
                    "An OpenAI-compatible chat model server for intent induction (key in "
                    "SCHEMAGATE_CHAT_API_KEY); unset: the offline rule-based inducer")

@@ -40,6 +40,64 @@ std::string at_text(std::int64_t ms) {
 
 }  // namespace
 
+EvolutionOptions with_settings(EvolutionOptions o, const bj::value& settings) {
+  if (!settings.is_object()) throw std::invalid_argument("the settings must be a JSON object");
+  const auto hours = [](double h) {
+    return std::chrono::hours(static_cast<std::int64_t>(std::llround(h)));
+  };
+  for (const auto& kv : settings.get_object()) {
+    const std::string name(kv.key());
+    if (!kv.value().is_number() || kv.value().to_number<double>() < 0) {
+      throw std::invalid_argument(name + " must be a number, 0 or more");
+    }
+    const double v = kv.value().to_number<double>();
+    const bool share = name.starts_with("promote_") || name.starts_with("deprecate_") ||
+                       name == "personal_share" || name == "similarity_threshold";
+    if (share && v > 1) throw std::invalid_argument(name + " is a share: 0 to 1");
+    if (name == "similarity_threshold")
+      o.similarity_threshold = v;
+    else if (name == "heat_increment")
+      o.heat_increment = v;
+    else if (name == "heat_threshold")
+      o.heat_threshold = v;
+    else if (name == "heat_half_life_hours")
+      o.heat_half_life = hours(std::max(v, 1.0));
+    else if (name == "min_distinct_clients")
+      o.min_distinct_clients = static_cast<std::size_t>(v);
+    else if (name == "min_occurrences")
+      o.min_occurrences = static_cast<std::size_t>(v);
+    else if (name == "occurrence_window_days")
+      o.occurrence_window = hours(v * 24);
+    else if (name == "max_experimental_keys")
+      o.max_experimental_keys = static_cast<std::size_t>(v);
+    else if (name == "personal_share")
+      o.personal_share = v;
+    else if (name == "trial_days")
+      o.trial = hours(v * 24);
+    else if (name == "observation_window_days")
+      o.observation_window = hours(v * 24);
+    else if (name == "deprecation_grace_days")
+      o.deprecation_grace = hours(v * 24);
+    else if (name == "withdrawn_acceptance_days")
+      o.withdrawn_acceptance = hours(v * 24);
+    else if (name == "promote_usage")
+      o.promote_usage = v;
+    else if (name == "promote_alignment")
+      o.promote_alignment = v;
+    else if (name == "promote_type")
+      o.promote_type = v;
+    else if (name == "deprecate_usage")
+      o.deprecate_usage = v;
+    else if (name == "deprecate_alignment")
+      o.deprecate_alignment = v;
+    else if (name == "deprecate_type")
+      o.deprecate_type = v;
+    else
+      throw std::invalid_argument("unknown evolution setting \"" + name + "\"");
+  }
+  return o;
+}
+
 double default_threshold(const std::string& model) {
   return model.starts_with("glove") ? 0.70 : 0.85;
 }

@@ -61,6 +61,14 @@ struct EvolutionOptions {
   double deprecate_usage = 0.05, deprecate_alignment = 0.60, deprecate_type = 0.70;
 };
 
+// Every threshold by name, from a JSON object (--evolution-settings FILE): similarity_threshold,
+// heat_increment, heat_threshold, heat_half_life_hours, min_distinct_clients, min_occurrences,
+// occurrence_window_days, max_experimental_keys, personal_share, trial_days,
+// observation_window_days, deprecation_grace_days, withdrawn_acceptance_days, promote_usage,
+// promote_alignment, promote_type, deprecate_usage, deprecate_alignment, deprecate_type.
+// Throws std::invalid_argument naming an unknown setting or a bad value.
+EvolutionOptions with_settings(EvolutionOptions options, const boost::json::value& settings);
+
 // The similarity threshold an embedder's vectors are calibrated to (EvolutionOptions).
 double default_threshold(const std::string& model);
 

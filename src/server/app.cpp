@@ -16,12 +16,14 @@
 #include "gateway/access.hpp"
 #include "gateway/gateway_service.hpp"
 #include "http/client.hpp"
+#include "json/parse.hpp"
 #include "llm/chat_model.hpp"
 #include "registry/registry_service.hpp"
 #include "server/http_agent_transport.hpp"
 #include "server/http_card_fetcher.hpp"
 #include "signing/key_store.hpp"
 #include "util/clock.hpp"
+#include "util/files.hpp"
 #include "util/log.hpp"
 #include "util/metrics.hpp"
 #include "versioning/versioning_service.hpp"
@@ -196,6 +198,15 @@ int run(const Config& config, const StartHook& on_start) {
     }
     options.heat_threshold = config.evolution.heat_threshold;
     options.max_experimental_keys = config.evolution.max_experimental_keys;
+    if (!config.evolution.settings_file.empty()) {
+      try {
+        options = evolution::with_settings(
+            options, json::parse(util::read_file(config.evolution.settings_file)));
+      } catch (const std::exception& e) {
+        spdlog::critical("evolution: {}: {}", config.evolution.settings_file, e.what());
+        return 1;
+      }
+    }
     if (!config.evolution.chat_url.empty()) {
       chat = std::make_unique<llm::HttpChatModel>(
           embedding_client,

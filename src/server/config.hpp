@@ -43,6 +43,7 @@ struct EvolutionConfig {
   unsigned max_experimental_keys = 10;
   std::string chat_url, chat_model;  // intent induction by a chat model (else the rules)
   std::string chat_api_key;          // from SCHEMAGATE_CHAT_API_KEY only
+  std::string settings_file;         // JSON: every threshold by name (with_settings)
 };
 
 // Everything `schemagate serve` can be told, from flags, SCHEMAGATE_* variables or a file.

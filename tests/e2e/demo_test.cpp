@@ -277,6 +277,20 @@ TEST(EvolveCli, SimulateReplaysTrafficOverSimulatedDays) {
   const auto bad = schemagate::testing::run_command(
       {SCHEMAGATE_BINARY, "evolve", "simulate", (dir / "missing.jsonl").string()});
   EXPECT_EQ(bad.status, 2);
+  // Every threshold can be set by name: a 2-day trial promotes the key five days earlier.
+  std::ofstream(dir / "settings.json") << R"({"trial_days": 2, "promote_usage": 0.2})";
+  const auto quick = schemagate::testing::run_command(
+      {SCHEMAGATE_BINARY, "evolve", "simulate", traffic.string(), "--extra-days", "1", "--settings",
+       (dir / "settings.json").string()});
+  ASSERT_EQ(quick.status, 0) << quick.err;
+  EXPECT_NE(quick.out.find("2026-01-03T12:00:00.000Z  promoted"), std::string::npos) << quick.out;
+  std::ofstream(dir / "bad.json") << R"({"trial_dayz": 2})";
+  const auto typo =
+      schemagate::testing::run_command({SCHEMAGATE_BINARY, "evolve", "simulate", traffic.string(),
+                                        "--settings", (dir / "bad.json").string()});
+  EXPECT_EQ(typo.status, 2);
+  EXPECT_NE(typo.err.find("unknown evolution setting \"trial_dayz\""), std::string::npos)
+      << typo.err;
 }
 
 // Seed 000 §6.1 with the offline payload builder: the seed's two utterances produce its Figures
