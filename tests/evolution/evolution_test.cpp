@@ -358,8 +358,9 @@ TEST_F(EvolutionTest, AChatModelInducesTheKeyAndTheRulesStepInWhenItFails) {
   const auto description = std::string(patched[0].at("key").at("semantic_description").as_string());
   EXPECT_NE(description.find("'window seat please' -> 'window'"), std::string::npos);
   EXPECT_EQ(description.find("invented"), std::string::npos) << "examples come from real fragments";
-  const auto& prompt = stand_in.requests().at(0).at("messages").at(1).at("content").as_string();
-  EXPECT_NE(prompt.find("aisle seat please"), bj::string::npos);
+  const std::string prompt(
+      stand_in.requests().at(0).at("messages").at(1).at("content").as_string());
+  EXPECT_NE(prompt.find("aisle seat please"), std::string::npos);
 
   // A model that cannot be reached: the offline inducer decides.
   llm::HttpChatModel down(client, {"http://127.0.0.1:1", "test-model", ""});
