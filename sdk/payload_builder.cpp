@@ -2,6 +2,7 @@
 
 #include "llm/chat_model.hpp"
 #include "util/clock.hpp"
+#include "util/text.hpp"
 
 #include <boost/json/serialize.hpp>
 
@@ -18,16 +19,12 @@ namespace bj = boost::json;
 
 namespace {
 
-// Words that carry no value of their own in a request: articles, pronouns, courtesy, and the
-// verbs people wrap a wish in.
-const std::set<std::string> kFiller{
-    "a",     "an",     "the",   "and",   "or",     "of",    "to",     "in",   "on",       "at",
-    "for",   "with",   "by",    "i",     "me",     "my",    "we",     "our",  "us",       "you",
-    "your",  "it",     "its",   "this",  "that",   "these", "please", "want", "would",    "like",
-    "need",  "prefer", "can",   "could", "should", "will",  "do",     "also", "just",     "some",
-    "make",  "add",    "apply", "use",   "set",    "get",   "give",   "let",  "look",     "be",
-    "is",    "are",    "am",    "so",    "too",    "very",  "then",   "if",   "possible", "thanks",
-    "thank", "kindly", "up",    "have",  "has"};
+// Words that carry no value in a request: util's function words, and the verbs people wrap
+// an edit in ("add a filter", "apply", "use").
+bool filler(const std::string& w) {
+  return util::is_function_word(w) || w == "add" || w == "apply" || w == "use" || w == "set" ||
+         w == "look";
+}
 
 const char* kWeekdays[] = {"sunday",   "monday", "tuesday", "wednesday",
                            "thursday", "friday", "saturday"};
@@ -244,7 +241,7 @@ BuiltPayload PayloadBuilder::build(const std::string& utterance) const {
       }
       for (std::size_t i = 0; i + 1 < tokens.size(); ++i) {
         if (tokens[i].used || tokens[i].lower != ex.words[0] || tokens[i + 1].used) continue;
-        if (kFiller.contains(tokens[i + 1].lower) && tokens[i + 1].lower != ex.words[1]) continue;
+        if (filler(tokens[i + 1].lower) && tokens[i + 1].lower != ex.words[1]) continue;
         std::size_t end = i + 2;  // "New York": capitalized words run on
         while (end < tokens.size() && !tokens[end].used &&
                std::isupper(static_cast<unsigned char>(tokens[end].text[0])) &&
@@ -317,7 +314,7 @@ BuiltPayload PayloadBuilder::build(const std::string& utterance) const {
   // or `other` (by its examples, else as the words themselves).
   std::map<std::size_t, std::vector<std::size_t>> clauses;
   for (std::size_t i = 0; i < tokens.size(); ++i) {
-    if (tokens[i].used || kFiller.contains(tokens[i].lower)) continue;
+    if (tokens[i].used || filler(tokens[i].lower)) continue;
     if (std::any_of(scenario_words_.begin(), scenario_words_.end(),
                     [&](const std::string& w) { return alike(w, tokens[i].lower); })) {
       continue;  // the request itself ("book a flight", "retouch this photo")
@@ -330,7 +327,7 @@ BuiltPayload PayloadBuilder::build(const std::string& utterance) const {
       std::size_t s = 0;
       for (const auto i : idx) {
         s += std::any_of(words.begin(), words.end(), [&](const std::string& w) {
-          return !kFiller.contains(w) && alike(w, tokens[i].lower);
+          return !filler(w) && alike(w, tokens[i].lower);
         });
       }
       return s;

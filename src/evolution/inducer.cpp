@@ -17,18 +17,6 @@ namespace bj = boost::json;
 
 namespace {
 
-const std::set<std::string> kStopwords{
-    "a",     "an",     "the",   "and",    "or",   "but",      "if",     "of",    "to",     "in",
-    "on",    "at",     "for",   "with",   "by",   "from",     "as",     "is",    "are",    "be",
-    "i",     "me",     "my",    "we",     "our",  "you",      "your",   "it",    "its",    "this",
-    "that",  "these",  "those", "please", "want", "would",    "like",   "need",  "prefer", "can",
-    "could", "should", "will",  "do",     "does", "some",     "any",    "very",  "much",   "more",
-    "most",  "also",   "just",  "only",   "if",   "possible", "thanks", "thank", "get",    "have",
-    "has",   "had",    "give",  "make",   "let",  "put",      "so",     "too",   "am",     "was",
-    "were",  "been",   "being", "all",    "no",   "not",      "than",   "then",  "there",  "here",
-    "when",  "where",  "which", "who",    "what", "how",      "up",     "out",   "about",  "into",
-    "over",  "again",  "one",   "s",      "t",    "d",        "ll",     "m"};
-
 const std::set<std::string> kSecurityWords{
     "payment", "pay",     "card",     "credit",     "debit", "iban",       "bank",     "account",
     "cvv",     "billing", "passport", "identity",   "ssn",   "social",     "password", "login",
@@ -43,7 +31,7 @@ bool is_number(const std::string& w) {
 std::vector<std::string> content_words(const std::string& text) {
   std::vector<std::string> out;
   for (auto& w : util::split_words(text)) {
-    if (!kStopwords.contains(w)) out.push_back(std::move(w));
+    if (!util::is_function_word(w)) out.push_back(std::move(w));
   }
   return out;
 }

@@ -1,5 +1,7 @@
 #include "util/text.hpp"
 
+#include <unordered_set>
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -136,6 +138,22 @@ MediaType parse_media_type(std::string_view text) {
     if (name == "schema") out.schema = value;
   }
   return out;
+}
+
+bool is_function_word(std::string_view word) {
+  static const std::unordered_set<std::string_view> words{
+      "a",      "an",    "the",    "and",    "or",   "but",   "if",       "of",     "to",
+      "in",     "on",    "at",     "for",    "with", "by",    "from",     "as",     "is",
+      "are",    "be",    "am",     "was",    "were", "been",  "being",    "i",      "me",
+      "my",     "we",    "our",    "us",     "you",  "your",  "it",       "its",    "this",
+      "that",   "these", "those",  "please", "want", "would", "like",     "need",   "prefer",
+      "can",    "could", "should", "will",   "do",   "does",  "some",     "any",    "very",
+      "much",   "more",  "most",   "also",   "just", "only",  "possible", "thanks", "thank",
+      "kindly", "get",   "have",   "has",    "had",  "give",  "make",     "let",    "put",
+      "so",     "too",   "all",    "than",   "then", "there", "here",     "when",   "where",
+      "which",  "who",   "what",   "how",    "up",   "out",   "about",    "into",   "over",
+      "again",  "s",     "t",      "d",      "ll",   "m"};
+  return words.contains(word);
 }
 
 }  // namespace schemagate::util

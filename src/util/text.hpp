@@ -11,6 +11,11 @@ namespace schemagate::util {
 // Search and the word-vector embedder read text through this one splitter.
 std::vector<std::string> split_words(std::string_view text);
 
+// English words that carry no content of their own in a request: articles, pronouns,
+// auxiliaries, prepositions, courtesy and the verbs a wish is wrapped in ("I would like"). Not
+// negations: "not near the toilet" keeps its "not". Lower-case input.
+bool is_function_word(std::string_view word);
+
 // RFC 4648 base64 (with padding). decode_base64 returns false on any character outside the
 // alphabet or a bad length.
 std::string encode_base64(std::string_view bytes);
