@@ -47,6 +47,11 @@ EvolutionOptions with_settings(EvolutionOptions o, const bj::value& settings) {
   };
   for (const auto& kv : settings.get_object()) {
     const std::string name(kv.key());
+    if (name == "cohort_separator") {
+      if (!kv.value().is_string()) throw std::invalid_argument("cohort_separator must be a string");
+      o.cohort_separator = kv.value().get_string();
+      continue;
+    }
     if (!kv.value().is_number() || kv.value().to_number<double>() < 0) {
       throw std::invalid_argument(name + " must be a number, 0 or more");
     }
@@ -113,6 +118,7 @@ struct EvolutionEngine::Cluster {
   // collecting | queued | awaiting_approval | patched | refined | rejected | unresolved
   std::string state = "collecting";
   std::string key_name, patch_id, client_id;
+  std::string cohort;    // with cohort pools: the cohort's prefix ("acme:"), else empty
   bj::object candidate;  // the key waiting (queued or for approval)
   std::int64_t first_ms = 0, last_ms = 0;
   bool dirty = false;
@@ -138,7 +144,8 @@ struct EvolutionEngine::Cluster {
                       {"client_id", client_id},
                       {"candidate", candidate},
                       {"first_ms", first_ms},
-                      {"last_ms", last_ms}};
+                      {"last_ms", last_ms},
+                      {"cohort", cohort}};
   }
 
   static Cluster from_json(const bj::object& o) {
@@ -159,6 +166,7 @@ struct EvolutionEngine::Cluster {
     c.patch_id = o.at("patch_id").as_string();
     c.client_id = o.at("client_id").as_string();
     c.candidate = o.at("candidate").as_object();
+    if (const auto* h = o.if_contains("cohort"); h && h->is_string()) c.cohort = h->get_string();
     c.first_ms = o.at("first_ms").as_int64();
     c.last_ms = o.at("last_ms").as_int64();
     return c;
@@ -263,13 +271,25 @@ void EvolutionEngine::ingest(const std::string& scenario, Timeline& out) {
       const auto* client_v = body.if_contains("client_id");
       const std::string client =
           client_v && client_v->is_string() ? std::string(client_v->get_string()) : "";
+      std::string cohort;
+      if (const auto& sep = options_.cohort_separator; !sep.empty()) {
+        if (const auto at_sep = client.find(sep); at_sep != std::string::npos) {
+          cohort = client.substr(0, at_sep + sep.size());
+        }
+      }
+      // A cohort's fragments meet only the clusters of its own pool.
       std::vector<const std::vector<float>*> centroids;
-      for (const auto& c : clusters)
-        centroids.push_back(&c.centroid);
+      std::vector<std::size_t> index;
+      for (std::size_t k = 0; k < clusters.size(); ++k) {
+        if (clusters[k].cohort != cohort) continue;
+        centroids.push_back(&clusters[k].centroid);
+        index.push_back(k);
+      }
       const auto match = nearest(centroids, v, threshold_);
-      Cluster* best = match ? &clusters[*match] : nullptr;
+      Cluster* best = match ? &clusters[index[*match]] : nullptr;
       if (!best) {
         Cluster c;
+        c.cohort = cohort;
         char id[16];
         std::snprintf(id, sizeof id, "c%04zu", clusters.size() + 1);
         c.id = id;
@@ -388,7 +408,8 @@ void EvolutionEngine::publish(const std::string& scenario, Cluster& c, const bj:
                           std::string(k.at("semantic_description").as_string()));
   }
   std::set<std::string> patched;
-  const auto active = exchange_.updates(scenario, c.client_id, std::nullopt);
+  const auto active =
+      exchange_.updates(scenario, c.client_id.empty() ? c.cohort : c.client_id, std::nullopt);
   for (const auto& p : active.at("patches").as_array()) {
     for (const auto& k : p.at("new_keys").as_array())
       patched.insert(std::string(k.at("key_name").as_string()));
@@ -432,6 +453,7 @@ void EvolutionEngine::publish(const std::string& scenario, Cluster& c, const bj:
                      bj::array{bj::object{{"key_name", same}, {"semantic_description", refined}}}},
                     {"ttl_seconds", 60 * 24 * 3600}};
     if (!c.client_id.empty()) body["client_id"] = c.client_id;
+    if (c.client_id.empty() && !c.cohort.empty()) body["cohort_prefix"] = c.cohort;
     const auto patch = exchange_.post_patch(scenario, body);
     c.state = "refined";
     c.key_name = same;
@@ -444,7 +466,8 @@ void EvolutionEngine::publish(const std::string& scenario, Cluster& c, const bj:
                              {"patch_id", c.patch_id}});
     return;
   }
-  if (c.client_id.empty() && experimental_keys(scenario) >= options_.max_experimental_keys) {
+  if (c.client_id.empty() && c.cohort.empty() &&
+      experimental_keys(scenario) >= options_.max_experimental_keys) {
     if (c.state != "queued") {
       c.state = "queued";
       c.candidate = key;
@@ -462,16 +485,17 @@ void EvolutionEngine::publish(const std::string& scenario, Cluster& c, const bj:
   bj::object body{
       {"parent_schema_id", parent}, {"new_keys", bj::array{key}}, {"ttl_seconds", 60 * 24 * 3600}};
   if (!c.client_id.empty()) body["client_id"] = c.client_id;
+  if (c.client_id.empty() && !c.cohort.empty()) body["cohort_prefix"] = c.cohort;
   const auto patch = exchange_.post_patch(scenario, body);
   c.state = "patched";
   c.key_name = name;
   c.patch_id = patch.at("patch_id").as_string();
   c.candidate = {};
-  store_.put(std::string(kKeys),
-             scenario + "/" + name + (c.client_id.empty() ? "" : "@" + c.client_id),
+  const std::string owner = !c.client_id.empty() ? c.client_id : c.cohort;
+  store_.put(std::string(kKeys), scenario + "/" + name + (owner.empty() ? "" : "@" + owner),
              bj::object{{"key_name", name},
                         {"patch_id", c.patch_id},
-                        {"client_id", c.client_id},
+                        {"client_id", owner},
                         {"cluster", c.id},
                         {"state", "experimental"},
                         {"created_ms", at_ms},
@@ -484,6 +508,7 @@ void EvolutionEngine::publish(const std::string& scenario, Cluster& c, const bj:
                  {"key_name", name},
                  {"patch_id", c.patch_id},
                  {"client_id", c.client_id.empty() ? bj::value(nullptr) : bj::value(c.client_id)},
+                 {"cohort", c.cohort.empty() ? bj::value(nullptr) : bj::value(c.cohort)},
                  {"key", key}});
 }
 
@@ -689,6 +714,7 @@ bj::object EvolutionEngine::state(const std::string& scenario) {
     if (!c.key_name.empty()) o["key_name"] = c.key_name;
     if (!c.patch_id.empty()) o["patch_id"] = c.patch_id;
     if (!c.client_id.empty()) o["client_id"] = c.client_id;
+    if (!c.cohort.empty()) o["cohort"] = c.cohort;
     if (!c.candidate.empty()) o["candidate"] = c.candidate;
     clusters.push_back(std::move(o));
   }

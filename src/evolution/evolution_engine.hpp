@@ -49,6 +49,10 @@ struct EvolutionOptions {
   // clients than min_distinct_clients) becomes a patch for that client only.
   double personal_share = 0.8;
   std::size_t samples_kept = 20;  // fragments kept per cluster for induction and display
+  // Cohort pools (§6.2.1): with a separator, a client "acme:bot-7" belongs to cohort "acme";
+  // each cohort's fragments cluster apart and its triggers patch that cohort only. Empty: one
+  // pool per scenario.
+  std::string cohort_separator;
   // Intent induction by a chat model; null (or a failing model) uses the offline inducer.
   llm::ChatModel* chat_model = nullptr;
 

@@ -426,6 +426,11 @@ std::vector<bj::object> ExchangeService::active_patches(std::string_view scenari
           target && !target->is_null() && target->as_string() != std::string(client_id).c_str()) {
         continue;
       }
+      // A cohort's patch: the clients whose id starts with its prefix (§6.2.1 cohort pools).
+      if (const auto* prefix = p.if_contains("cohort_prefix");
+          prefix && prefix->is_string() && !client_id.starts_with(prefix->get_string())) {
+        continue;
+      }
       out.push_back(p);
     }
     if (!page.next_after_key) break;
@@ -982,6 +987,10 @@ bj::object ExchangeService::post_patch(std::string_view scenario, const bj::valu
       {"new_keys", std::move(new_keys)},
       {"modified_keys", std::move(modified_keys)}};
   if (const auto* c = o.if_contains("client_id"); c && c->is_string()) patch["client_id"] = *c;
+  if (const auto* c = o.if_contains("cohort_prefix");
+      c && c->is_string() && !c->get_string().empty()) {
+    patch["cohort_prefix"] = *c;
+  }
   // §6.2.3: keys a patch adds are provisional, and the patch says so as a whole too.
   patch["experimental"] = !patch.at("new_keys").as_array().empty();
   if (versioning_) versioning_->sign_in_place(patch);

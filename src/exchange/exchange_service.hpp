@@ -148,7 +148,9 @@ class ExchangeService {
                              std::string_view client_id, std::string_view expected_scenario = {},
                              const VersionRequest& version = {});
 
-  // POST /scenarios/{s}/patches: the server fills patch_id, timestamp and expiration.
+  // POST /scenarios/{s}/patches: the server fills patch_id, timestamp and expiration. A patch
+  // may target one client ("client_id") or a cohort ("cohort_prefix": clients whose id starts
+  // with it).
   boost::json::object post_patch(std::string_view scenario, const boost::json::value& body);
 
   // get_schema_updates: active patches for the scenario (and client), newer than since_ms.

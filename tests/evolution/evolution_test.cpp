@@ -394,4 +394,38 @@ TEST_F(EvolutionTest, AChatModelBuildsAPayloadWithinTheTemplatesSchema) {
             json::parse(R"(["origin","destination"])"));
 }
 
+// §6.2.1 cohort pools: with a separator, each cohort's fragments cluster apart and its trigger
+// patches that cohort only.
+TEST_F(EvolutionTest, CohortPoolsPatchTheirCohortOnly) {
+  evolution::EvolutionOptions options;
+  options.cohort_separator = ":";
+  auto e = engine(options);
+  for (int i = 0; i < 6; ++i)
+    submit("acme:bot-" + std::to_string(i), i % 2 ? "aisle seat please" : "window seat please");
+  for (int i = 0; i < 3; ++i)
+    submit("globex:bot-" + std::to_string(i), "window seat please");
+  const auto t = e.step();
+  const auto patched = of(t, "patched");
+  ASSERT_EQ(patched.size(), 1u) << bj::serialize(bj::array(t.begin(), t.end()));
+  EXPECT_EQ(patched[0].at("cohort"), "acme:");
+  EXPECT_EQ(of(t, "cluster_started").size(), 2u) << "one pool per cohort";
+  EXPECT_EQ(exchange_->updates("flight_booking", "acme:bot-9", std::nullopt)
+                .at("patches")
+                .as_array()
+                .size(),
+            1u);
+  EXPECT_TRUE(exchange_->updates("flight_booking", "globex:bot-1", std::nullopt)
+                  .at("patches")
+                  .as_array()
+                  .empty());
+  EXPECT_EQ(e.state("flight_booking").at("experimental_keys"), 0)
+      << "the global guard is not spent";
+  // Settings name it too; a number is refused.
+  EXPECT_EQ(
+      evolution::with_settings({}, json::parse(R"({"cohort_separator": "/"})")).cohort_separator,
+      "/");
+  EXPECT_THROW(evolution::with_settings({}, json::parse(R"({"cohort_separator": 1})")),
+               std::invalid_argument);
+}
+
 }  // namespace
