@@ -428,4 +428,39 @@ TEST_F(EvolutionTest, CohortPoolsPatchTheirCohortOnly) {
                std::invalid_argument);
 }
 
+// §6.2.2 conflict detection: a candidate named like a key the template has refines that key's
+// description (modified_keys, with the fragments' examples) instead of adding a duplicate.
+TEST_F(EvolutionTest, ACandidateThatCollidesRefinesTheExistingKey) {
+  exchange_->publish("flight_booking", "1.1.0", json::parse(R"({
+      "schema_id": "flight_booking_v1_1", "scenario": "flight_booking",
+      "keys": [
+        {"key_name": "origin", "key_type": "string", "required": true,
+         "semantic_description": "Departure city or airport code."},
+        {"key_name": "destination", "key_type": "string", "required": true,
+         "semantic_description": "Arrival city or airport code."},
+        {"key_name": "seat_preference", "key_type": "string", "required": false,
+         "semantic_description": "Where to sit."}]})"));
+  auto e = engine();
+  for (int i = 0; i < 6; ++i) {
+    exchange_->submit("flight_booking_v1_1",
+                      bj::object{{"origin", "PEK"},
+                                 {"destination", "SHA"},
+                                 {"other", i % 2 ? "aisle seat please" : "window seat please"}},
+                      "client-" + std::to_string(i));
+  }
+  const auto t = e.step();
+  EXPECT_TRUE(of(t, "patched").empty());
+  const auto refined = of(t, "refined");
+  ASSERT_EQ(refined.size(), 1u) << bj::serialize(bj::array(t.begin(), t.end()));
+  EXPECT_EQ(refined[0].at("key_name"), "seat_preference");
+  const auto patches = exchange_->updates("flight_booking", "x", std::nullopt).at("patches");
+  ASSERT_EQ(patches.as_array().size(), 1u);
+  const auto& modified = patches.at(0).at("modified_keys").at(0);
+  EXPECT_EQ(modified.at("key_name"), "seat_preference");
+  const std::string description(modified.at("semantic_description").as_string());
+  EXPECT_TRUE(description.starts_with("Where to sit.")) << description;
+  EXPECT_NE(description.find("'window seat please' -> 'window'"), std::string::npos) << description;
+  EXPECT_TRUE(patches.at(0).at("new_keys").as_array().empty()) << "no duplicate key";
+}
+
 }  // namespace
