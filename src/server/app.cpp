@@ -8,6 +8,7 @@
 #include "api/gateway_routes.hpp"
 #include "api/ops.hpp"
 #include "api/registry_routes.hpp"
+#include "api/ui_routes.hpp"
 #include "api/versioning_routes.hpp"
 #include "embed/http_embedder.hpp"
 #include "embed/word_vectors.hpp"
@@ -189,6 +190,7 @@ int run(const Config& config, const StartHook& on_start) {
   api::add_registry_routes(router, registry, auth, card_fetcher, config.json_limits);
   api::add_gateway_routes(router, gateway, auth, config.json_limits);
   api::add_versioning_routes(router, versioning, auth, config.json_limits);
+  api::add_ui_routes(router);
   std::unique_ptr<llm::ChatModel> chat;
   std::unique_ptr<evolution::EvolutionEngine> evolution;
   if (config.evolution.enabled && embedder) {

@@ -299,3 +299,37 @@ TEST_F(ServerTest, RejectsABadListenAddress) {
 }
 
 }  // namespace
+
+namespace {
+
+// The web console is served by the server itself, from files compiled in: no CDN, a strict
+// Content-Security-Policy, and a first page under 300 KB.
+TEST_F(ServerTest, TheConsoleIsServedFromTheBinary) {
+  Server s(dir_);
+  HttpClient c("127.0.0.1", s.port);
+  const auto page = c.get("/ui/");
+  ASSERT_EQ(page.status, 200) << page.body;
+  EXPECT_EQ(page.header("content-type"), "text/html; charset=utf-8");
+  EXPECT_NE(page.header("content-security-policy").find("default-src 'self'"), std::string::npos);
+  EXPECT_NE(page.body.find(R"(<script type="module" src="app.js">)"), std::string::npos);
+  std::size_t total = page.body.size();
+  for (const char* file : {"app.js", "form.js", "style.css"}) {
+    const auto r = c.get(std::string("/ui/") + file);
+    ASSERT_EQ(r.status, 200) << file;
+    EXPECT_EQ(r.body.find("https://"), std::string::npos) << file << " fetches from elsewhere";
+    EXPECT_EQ(r.body.find("http://"), std::string::npos) << file << " fetches from elsewhere";
+    total += r.body.size();
+    EXPECT_EQ(
+        c.request("GET", std::string("/ui/") + file, "", {{"If-None-Match", r.header("etag")}})
+            .status,
+        304);
+  }
+  EXPECT_LT(total, 300u * 1024) << "the first page stays small";
+  EXPECT_EQ(c.get("/ui/app.js").header("content-type"), "text/javascript; charset=utf-8");
+  EXPECT_EQ(c.get("/ui/missing.js").status, 404);
+  const auto bare = c.get("/ui");
+  EXPECT_EQ(bare.status, 308);
+  EXPECT_EQ(bare.header("location"), "/ui/");
+}
+
+}  // namespace

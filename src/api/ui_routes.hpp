@@ -1,0 +1,16 @@
+#pragma once
+
+#include "http/router.hpp"
+#include "util/embedded.hpp"
+
+namespace schemagate::api {
+
+// The web console's files, compiled into the binary (ui/ at build time): nothing is fetched
+// from anywhere at run time.
+std::span<const util::EmbeddedFile> ui_files();
+
+// GET /ui/ and /ui/{file}: the console, with a Content-Security-Policy that allows this origin
+// only. It talks to the API with the key a person pastes (kept in the tab, never shown again).
+void add_ui_routes(http::Router& router);
+
+}  // namespace schemagate::api

@@ -1,0 +1,216 @@
+// schemagate console: plain ES modules, no build step, nothing fetched from elsewhere.
+import { buildForm, showViolations } from "./form.js";
+
+const main = document.getElementById("main");
+const esc = (s) => String(s ?? "").replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"})[c]);
+const pretty = (v) => `<pre>${esc(JSON.stringify(v, null, 2))}</pre>`;
+
+// The key is pasted once and kept for this tab only; it is never shown again.
+const keyState = document.getElementById("key-state");
+function showKeyState() { keyState.textContent = sessionStorage.getItem("sg-key") ? "key set" : "no key"; }
+document.getElementById("key-form").onsubmit = (e) => {
+  e.preventDefault();
+  const input = document.getElementById("api-key");
+  if (input.value) sessionStorage.setItem("sg-key", input.value.trim());
+  else sessionStorage.removeItem("sg-key");
+  input.value = "";
+  showKeyState();
+  route();
+};
+showKeyState();
+
+async function api(path, options = {}) {
+  const headers = Object.assign({}, options.headers || {});
+  const key = sessionStorage.getItem("sg-key");
+  if (key) headers.Authorization = `Bearer ${key}`;
+  if (options.body !== undefined) headers["Content-Type"] = "application/json";
+  const r = await fetch(path, {method: options.method || "GET", headers,
+                               body: options.body !== undefined ? JSON.stringify(options.body) : undefined});
+  const text = await r.text();
+  let body = text;
+  try { body = JSON.parse(text); } catch { /* text (metrics) */ }
+  return {status: r.status, ok: r.ok, body, headers: r.headers};
+}
+
+const errorText = (r) => (r.body && r.body.error ? `${r.body.error.code}: ${r.body.error.message}` : `HTTP ${r.status}`);
+
+// --- Discover ------------------------------------------------------------------------------
+async function discover(params) {
+  main.innerHTML = `<h1>Find an agent</h1>
+    <form id="search" role="search">
+      <input id="q" type="search" placeholder="describe what you need" aria-label="what you need" size="40">
+      <button type="submit">Search</button>
+      <div class="filters">
+        <input id="capability" placeholder="capability" aria-label="capability">
+        <input id="tag" placeholder="tag" aria-label="tag">
+        <input id="language" placeholder="language" aria-label="language">
+        <input id="provider" placeholder="provider" aria-label="provider">
+      </div>
+    </form>
+    <ol id="results" class="results"></ol>
+    <h2>All agents</h2><ul id="agents" class="agents"></ul>
+    <button id="more" class="secondary" hidden>Next page</button>`;
+  const form = document.getElementById("search");
+  form.onsubmit = async (e) => {
+    e.preventDefault();
+    const filters = {};
+    for (const f of ["capability", "tag", "language", "provider"]) {
+      const v = document.getElementById(f).value.trim();
+      if (v) filters[f] = v;
+    }
+    const r = await api("/agents/search", {method: "POST", body: {query: document.getElementById("q").value, filters, top: 10}});
+    const list = document.getElementById("results");
+    if (!r.ok) { list.innerHTML = `<li class="error">${esc(errorText(r))}</li>`; return; }
+    list.innerHTML = r.body.results.map((a) => `<li><a href="#/agents/${encodeURIComponent(a.id)}">${esc(a.name)}</a>
+      <span class="score">score ${Number(a.score).toFixed(3)}</span><div class="muted">${esc(a.description)}</div></li>`).join("")
+      || `<li class="muted">nothing matches</li>`;
+  };
+  let cursor = "";
+  const more = document.getElementById("more");
+  const page = async () => {
+    const r = await api(`/agents?limit=5${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+    if (!r.ok) { document.getElementById("agents").innerHTML = `<li class="error">${esc(errorText(r))}</li>`; return; }
+    document.getElementById("agents").insertAdjacentHTML("beforeend", r.body.agents.map((a) =>
+      `<li><a href="#/agents/${encodeURIComponent(a.id)}">${esc(a.name)}</a> <span class="muted">${esc(a.id)}</span></li>`).join(""));
+    cursor = r.body.next_cursor || "";
+    more.hidden = !cursor;
+  };
+  more.onclick = page;
+  await page();
+  if (params.get("q")) { document.getElementById("q").value = params.get("q"); form.requestSubmit(); }
+}
+
+// --- Agent page and invocation ---------------------------------------------------------------
+async function agentPage(id) {
+  const r = await api(`/agents/${encodeURIComponent(id)}`);
+  if (!r.ok) { main.innerHTML = `<p class="error">${esc(errorText(r))}</p>`; return; }
+  const card = r.body;
+  main.innerHTML = `<h1>${esc(card.name)}</h1><p>${esc(card.description)}</p>
+    <p><a href="/a2a/${encodeURIComponent(card.id)}/.well-known/agent-card.json">A2A agent card</a></p>
+    <details><summary>Card</summary>${pretty(card)}</details>
+    <div id="ops"></div>`;
+  const ops = document.getElementById("ops");
+  for (const op of card.operations || [{name: "default", input_schema: card.inputs ? null : {}}]) {
+    const section = document.createElement("section");
+    section.innerHTML = `<h2>${esc(op.name)}${op.version ? ` <span class="muted">${esc(op.version)}</span>` : ""}</h2>
+      <p>${esc(op.description || "")}</p>`;
+    ops.appendChild(section);
+    let schema = op.input_schema;
+    if (op.scenario) {
+      const s = await api(`/scenarios/${encodeURIComponent(op.scenario)}/versions/${encodeURIComponent((await api(`/scenarios/${encodeURIComponent(op.scenario)}/template`)).body.schema_version || "")}/json-schema`);
+      schema = s.ok ? s.body : {};
+    }
+    section.insertAdjacentHTML("beforeend", `<details><summary>Input schema</summary>${pretty(schema)}</details>` +
+      (op.output_schema ? `<details><summary>Output schema</summary>${pretty(op.output_schema)}</details>` : ""));
+    invokeForm(section, card.id, op.name, schema || {});
+  }
+}
+
+function invokeForm(section, agent, op, schema) {
+  const form = document.createElement("form");
+  form.className = "invoke";
+  form.innerHTML = `<div class="tabs" role="tablist"><button type="button" class="secondary" data-tab="form">Form</button><button type="button" class="secondary" data-tab="json">JSON</button></div>
+    <div class="form-tab"></div><div class="json-tab" hidden><textarea rows="10" cols="60" aria-label="payload as JSON"></textarea></div>
+    <button type="submit">Invoke</button><div class="reply" aria-live="polite"></div>`;
+  const built = buildForm(schema);
+  form.querySelector(".form-tab").appendChild(built.element);
+  const textarea = form.querySelector("textarea");
+  let tab = "form";
+  form.querySelectorAll("[data-tab]").forEach((b) => (b.onclick = () => {
+    if (b.dataset.tab === "json" && tab === "form") textarea.value = JSON.stringify(built.read() ?? {}, null, 2);
+    tab = b.dataset.tab;
+    form.querySelector(".form-tab").hidden = tab !== "form";
+    form.querySelector(".json-tab").hidden = tab !== "json";
+  }));
+  form.onsubmit = async (e) => {
+    e.preventDefault();
+    const reply = form.querySelector(".reply");
+    let payload;
+    try { payload = tab === "json" ? JSON.parse(textarea.value || "{}") : built.read() ?? {}; }
+    catch (err) { reply.innerHTML = `<p class="error">not JSON: ${esc(err.message)}</p>`; return; }
+    const r = await api(`/agents/${encodeURIComponent(agent)}/operations/${encodeURIComponent(op)}/invoke`, {method: "POST", body: payload});
+    if (r.ok) { showViolations(form, []); reply.innerHTML = `<h3>Reply</h3>${pretty(r.body)}`; return; }
+    const violations = r.body?.error?.details?.violations || [];
+    const unplaced = showViolations(form, violations);
+    reply.innerHTML = `<p class="error">${esc(errorText(r))}</p>` + (unplaced.length ? pretty(unplaced) : "");
+  };
+  section.appendChild(form);
+}
+
+// --- Scenarios, versions, compatibility ---------------------------------------------------------
+async function scenarios() {
+  const r = await api("/scenarios");
+  main.innerHTML = `<h1>Scenarios</h1><ul>${(r.body.scenarios || []).map((s) =>
+    `<li><a href="#/scenarios/${encodeURIComponent(s.scenario)}">${esc(s.scenario)}</a> <span class="muted">${esc(s.versions.join(", "))}</span></li>`).join("")}</ul>`;
+}
+
+async function scenario(name) {
+  const list = (await api("/scenarios")).body.scenarios || [];
+  const s = list.find((x) => x.scenario === name);
+  if (!s) { main.innerHTML = `<p class="error">no scenario ${esc(name)}</p>`; return; }
+  const options = s.versions.map((v) => `<option>${esc(v)}</option>`).join("");
+  main.innerHTML = `<h1>${esc(name)}</h1>
+    <label>Version <select id="version">${options}</select></label>
+    <label>Language <input id="lang" size="6" placeholder="en"></label>
+    <div id="template"></div>
+    <h2>Compatibility</h2>
+    <label>From <select id="from">${options}</select></label> <label>to <select id="to">${options}</select></label>
+    <button id="compare" type="button">Compare</button><div id="report"></div>
+    <h2>Profile</h2><div id="profile"></div>`;
+  const show = async () => {
+    const v = document.getElementById("version").value;
+    const lang = document.getElementById("lang").value;
+    const t = await api(`/scenarios/${encodeURIComponent(name)}/template?schema_version=${encodeURIComponent(v)}${lang ? `&preferred_language=${encodeURIComponent(lang)}` : ""}`);
+    document.getElementById("template").innerHTML = t.ok
+      ? `<table><tr><th>key</th><th>type</th><th>required</th><th>description</th></tr>${t.body.keys.map((k) =>
+          `<tr><td>${esc(k.key_name)}</td><td>${esc(k.key_type)}</td><td>${k.required ? "yes" : ""}</td><td>${esc(k.semantic_description)}</td></tr>`).join("")}</table>`
+        + (t.body.deprecation_warning ? `<p class="error">${esc(t.body.deprecation_warning)}</p>` : "")
+      : `<p class="error">${esc(errorText(t))}</p>`;
+  };
+  document.getElementById("version").onchange = show;
+  document.getElementById("lang").onchange = show;
+  document.getElementById("version").value = s.latest_version;
+  await show();
+  document.getElementById("compare").onclick = async () => {
+    const c = await api(`/scenarios/${encodeURIComponent(name)}/compatibility`, {method: "POST",
+      body: {from: document.getElementById("from").value, to: document.getElementById("to").value}});
+    document.getElementById("report").innerHTML = c.ok
+      ? `<p>${c.body.breaking ? `<strong class="error">breaking</strong>` : "compatible"}: needs a ${esc(c.body.required_bump)} version</p>
+         <ul>${c.body.changes.map((ch) => `<li class="${ch.breaking ? "error" : ""}">${esc(ch.direction)} ${esc(ch.kind)}: ${esc(ch.message)}</li>`).join("")}</ul>`
+      : `<p class="error">${esc(errorText(c))}</p>`;
+  };
+  const p = await api(`/contracts/${encodeURIComponent(name)}/compatibility`);
+  document.getElementById("profile").innerHTML = p.ok
+    ? `<p>accepts ${esc(p.body.accepts.join(", "))}; default ${esc(p.body.default)}</p>` +
+      (p.body.deprecations.length ? `<ul>${p.body.deprecations.map((d) => `<li>${esc(d.version)} deprecated, withdrawn on ${esc(d.deprecation_date)}</li>`).join("")}</ul>` : "")
+    : "";
+}
+
+// --- Status ------------------------------------------------------------------------------------
+async function status() {
+  const [health, ready, metrics] = await Promise.all([api("/healthz"), api("/readyz"), api("/metrics")]);
+  const lines = typeof metrics.body === "string" ? metrics.body.split("\n").filter((l) => l && !l.startsWith("#")) : [];
+  main.innerHTML = `<h1>Status</h1>
+    <p>health: <strong>${health.ok ? "ok" : "failing"}</strong>, readiness: <strong>${ready.ok ? "ready" : "not ready"}</strong></p>
+    <h2>Metrics</h2><pre>${esc(lines.slice(0, 60).join("\n"))}</pre>`;
+}
+
+async function route() {
+  const hash = location.hash.slice(1) || "/";
+  const [path, query] = hash.split("?");
+  const params = new URLSearchParams(query || "");
+  const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+  try {
+    if (parts[0] === "agents" && parts[1]) await agentPage(parts[1]);
+    else if (parts[0] === "scenarios" && parts[1]) await scenario(parts[1]);
+    else if (parts[0] === "scenarios") await scenarios();
+    else if (parts[0] === "status") await status();
+    else await discover(params);
+  } catch (err) {
+    main.innerHTML = `<p class="error">${esc(err.message)}</p>`;
+  }
+  main.focus();
+}
+
+window.addEventListener("hashchange", route);
+route();
