@@ -13,6 +13,8 @@ packages=(
   libcli11-dev libspdlog-dev libgtest-dev libgmock-dev libbenchmark-dev libjemalloc-dev
   # the official JSON Schema metaschemas, embedded into the binary at build time
   python3-jsonschema
+  # the web console's browser tests (driven by playwright-core; no browser is downloaded)
+  chromium
 )
 
 missing=()

@@ -8,10 +8,10 @@ preset="${1:-release}"
 
 bash scripts/install-deps.sh
 
-# The interop tests' npm packages (the official @a2a-js/sdk, and express for its server
-# classes), pinned by tests/interop/package-lock.json.
+# The interop tests' npm packages (the official @a2a-js/sdk, express for its server classes,
+# playwright-core for the console in Debian's chromium), pinned by tests/interop/package-lock.json.
 interop=tests/interop
-if [ ! -d "$interop/node_modules/@a2a-js/sdk" ] ||
+if [ ! -d "$interop/node_modules/@a2a-js/sdk" ] || [ ! -d "$interop/node_modules/playwright-core" ] ||
   [ "$interop/package-lock.json" -nt "$interop/node_modules/.package-lock.json" ]; then
   npm ci --prefix "$interop" --no-audit --no-fund --loglevel=error
 fi

@@ -109,6 +109,7 @@ async function agentPage(id) {
 function invokeForm(section, agent, op, schema) {
   const form = document.createElement("form");
   form.className = "invoke";
+  form.noValidate = true;  // the server checks, and says where
   form.innerHTML = `<div class="tabs" role="tablist"><button type="button" class="secondary" data-tab="form">Form</button><button type="button" class="secondary" data-tab="json">JSON</button></div>
     <div class="form-tab"></div><div class="json-tab" hidden><textarea rows="10" cols="60" aria-label="payload as JSON"></textarea></div>
     <button type="submit">Invoke</button><div class="reply" aria-live="polite"></div>`;

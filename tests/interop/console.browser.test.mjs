@@ -1,0 +1,123 @@
+// The web console in a real browser: Debian's chromium, driven headless by playwright-core
+// (launched with /usr/bin/chromium; nothing is downloaded), against `schemagate demo`.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+
+const binary = process.env.SCHEMAGATE_BINARY;
+const shots = process.env.SCREENSHOT_DIR || join(tmpdir(), 'schemagate-console-shots');
+const admin = 'console-test-admin-key-0123456789';
+let base, child, browser, page, dataDir, clientKey;
+
+async function call(method, path, body, key = admin) {
+  const r = await fetch(base + path, {
+    method,
+    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${key}` },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: r.status, body: await r.json().catch(() => null) };
+}
+
+before(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'schemagate-console-'));
+  mkdirSync(shots, { recursive: true });
+  child = spawn(binary, ['demo', '--listen', '127.0.0.1:0', '--db', join(dataDir, 'db.sqlite'),
+    '--no-access-log'], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, SCHEMAGATE_ADMIN_KEY: admin } });
+  let err = '';
+  await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`demo did not start:\n${err}`)), 30000);
+    child.stderr.on('data', (d) => {
+      err += d;
+      const m = /listening on (http:\/\/[^\s]+)/.exec(err);
+      if (m && !base) { clearTimeout(timer); base = m[1]; resolve(); }
+    });
+    child.on('exit', (code) => reject(new Error(`demo exited ${code}:\n${err}`)));
+  });
+  clientKey = (await call('POST', '/keys', { client_id: 'alice', role: 'client' })).body.key;
+  assert.ok(clientKey, 'a client key');
+  // Enough agents to page through, and one that only bob may see.
+  for (let i = 1; i <= 4; i++) {
+    const r = await call('POST', '/agents', { id: `helper-${i}`, name: `Helper ${i}`, description: `Helper number ${i}.`,
+      endpoint: 'http://127.0.0.1:9/x', inputs: { text: 'string' } });
+    assert.equal(r.status, 201);
+  }
+  const secret = await call('POST', '/agents', { id: 'secret-agent', name: 'Secret flight agent',
+    description: 'Books secret flights to Shanghai.', endpoint: 'http://127.0.0.1:9/x', inputs: { text: 'string' },
+    visibility: { clients: ['bob'] } });
+  assert.equal(secret.status, 201);
+  browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu'] });
+  page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+});
+
+after(async () => {
+  await browser?.close();
+  child?.kill('SIGTERM');
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+test('log in with a client key, search, open flight-booking, book with Figure 8 values', async () => {
+  await page.goto(`${base}/ui/`);
+  await page.fill('#api-key', clientKey);
+  await page.click('#key-form button');
+  await page.waitForSelector('#key-state:has-text("key set")');
+  assert.equal(await page.inputValue('#api-key'), '', 'the key is never shown again');
+  await page.fill('#q', 'fly to Shanghai');
+  await page.click('#search button[type=submit]');
+  await page.waitForSelector('#results a');
+  const names = await page.locator('#results a').allTextContents();
+  assert.equal(names[0], 'Flight booking agent');
+  assert.ok(!names.includes('Secret flight agent'), 'alice does not see bob\'s private agent');
+  await page.screenshot({ path: join(shots, 'discover.png') });
+
+  await page.click('#results a >> nth=0');
+  await page.waitForSelector('[id="f/origin"]');
+  await page.fill('[id="f/origin"]', 'PEK');
+  await page.fill('[id="f/destination"]', 'SHA');
+  await page.fill('[id="f/departure_date"]', '2026-05-04');
+  await page.selectOption('[id="f/cabin_class"]', '"business"');
+  await page.fill('[id="f/passenger_count"]', '1');
+  await page.fill('[id="f/other"]', 'window seat');
+  await page.click('form.invoke button[type=submit]');
+  await page.waitForSelector('.reply pre');
+  const reply = JSON.parse(await page.locator('.reply pre').textContent());
+  assert.equal(reply.status, 'confirmed');
+  assert.match(reply.seat, /A$/, 'the window seat reached the agent');
+  await page.screenshot({ path: join(shots, 'agent-booked.png'), fullPage: true });
+
+  // A passenger count the template does not allow: the server's message beside that field.
+  await page.fill('[id="f/passenger_count"]', '12');
+  await page.click('form.invoke button[type=submit]');
+  const error = page.locator('.field[data-pointer="/passenger_count"] > .error');
+  await error.filter({ hasText: /./ }).waitFor();
+  assert.match(await error.textContent(), /9/);
+  assert.equal(await page.locator('.field[data-pointer="/origin"] > .error').textContent(), '');
+  await page.screenshot({ path: join(shots, 'agent-violation.png'), fullPage: true });
+});
+
+test('page through the agent list', async () => {
+  await page.goto(`${base}/ui/#/`);
+  await page.waitForSelector('#agents li');
+  assert.equal(await page.locator('#agents li').count(), 5);
+  await page.click('#more');
+  await page.waitForFunction(() => document.querySelectorAll('#agents li').length > 5);
+  const all = await page.locator('#agents li a').allTextContents();
+  assert.ok(all.includes('Helper 4') || all.length >= 7, `paged: ${all.join(', ')}`);
+  assert.ok(!all.includes('Secret flight agent'));
+  await page.screenshot({ path: join(shots, 'agents-paged.png'), fullPage: true });
+});
+
+test('scenario and status pages render', async () => {
+  await page.goto(`${base}/ui/#/scenarios/flight_booking`);
+  await page.waitForSelector('#template td');
+  assert.ok((await page.locator('#template td').allTextContents()).includes('departure_date'));
+  await page.screenshot({ path: join(shots, 'scenario.png'), fullPage: true });
+  await page.goto(`${base}/ui/#/status`);
+  await page.waitForSelector('text=health:');
+  assert.match(await page.locator('main').textContent(), /health: ok/);
+  await page.screenshot({ path: join(shots, 'status.png'), fullPage: true });
+});
