@@ -151,6 +151,7 @@ async function scenario(name) {
   if (!s) { main.innerHTML = `<p class="error">no scenario ${esc(name)}</p>`; return; }
   const options = s.versions.map((v) => `<option>${esc(v)}</option>`).join("");
   main.innerHTML = `<h1>${esc(name)}</h1>
+    <p><a href="#/scenarios/${encodeURIComponent(name)}/evolution">Evolution</a></p>
     <label>Version <select id="version">${options}</select></label>
     <label>Language <input id="lang" size="6" placeholder="en"></label>
     <div id="template"></div>
@@ -187,6 +188,40 @@ async function scenario(name) {
     : "";
 }
 
+// --- Evolution (seed 000 §6.2) -------------------------------------------------------------------
+async function evolution(name) {
+  const r = await api(`/scenarios/${encodeURIComponent(name)}/evolution`);
+  if (!r.ok) { main.innerHTML = `<h1>Evolution of ${esc(name)}</h1><p class="error">${esc(errorText(r))}</p>`; return; }
+  const e = r.body;
+  const max = Math.max(e.limits.heat_threshold, ...e.clusters.map((c) => c.heat));
+  const bar = (heat) => `<svg width="120" height="12" role="img" aria-label="heat ${heat}">
+      <rect width="120" height="12" fill="#eef1f5"/><rect width="${Math.round(120 * heat / max)}" height="12" fill="#1f5fbf"/>
+      <line x1="${Math.round(120 * e.limits.heat_threshold / max)}" x2="${Math.round(120 * e.limits.heat_threshold / max)}" y1="0" y2="12" stroke="#b3261e"/></svg>`;
+  main.innerHTML = `<h1>Evolution of ${esc(name)}</h1>
+    <p class="muted">${e.experimental_keys} of ${e.limits.max_experimental_keys} experimental keys; a cluster triggers at heat ${e.limits.heat_threshold} (red line)</p>
+    <h2>Pool</h2>
+    <table><tr><th>cluster</th><th>state</th><th>heat</th><th>clients</th><th>fragments</th><th>key</th><th></th></tr>
+    ${e.clusters.map((c) => `<tr data-cluster="${esc(c.id)}"><td>${esc(c.id)}</td><td>${esc(c.state)}</td><td>${bar(c.heat)} ${c.heat}</td>
+      <td>${c.distinct_clients}</td><td>${esc(c.samples.join(" | "))}</td><td>${esc(c.key_name || "")}</td>
+      <td>${c.state === "awaiting_approval" ? `<button data-approve="${esc(c.id)}">Approve</button> <button class="secondary" data-reject="${esc(c.id)}">Reject</button>` : ""}</td></tr>`).join("")}</table>
+    <h2>Keys</h2>
+    <table><tr><th>key</th><th>state</th><th>usage</th><th>types</th><th>adoption</th><th>alignment</th></tr>
+    ${e.keys.map((k) => `<tr><td>${esc(k.key_name)}</td><td>${esc(k.state)}</td>
+      <td>${(k.metrics.usage_frequency * 100).toFixed(1)}%</td><td>${(k.metrics.value_type_correctness * 100).toFixed(1)}%</td>
+      <td>${(k.metrics.client_adoption_rate * 100).toFixed(1)}%</td>
+      <td>${k.metrics.semantic_alignment_accuracy === null ? "not judged" : (k.metrics.semantic_alignment_accuracy * 100).toFixed(1) + "%"}</td></tr>`).join("")}</table>
+    <div id="decision" aria-live="polite"></div>`;
+  for (const b of main.querySelectorAll("[data-approve], [data-reject]")) {
+    b.onclick = async () => {
+      const approve = b.dataset.approve !== undefined;
+      const id = approve ? b.dataset.approve : b.dataset.reject;
+      const d = await api(`/scenarios/${encodeURIComponent(name)}/evolution/clusters/${encodeURIComponent(id)}/${approve ? "approve" : "reject"}`, {method: "POST", body: {}});
+      if (!d.ok) { document.getElementById("decision").innerHTML = `<p class="error">${esc(errorText(d))}</p>`; return; }
+      await evolution(name);
+    };
+  }
+}
+
 // --- Status ------------------------------------------------------------------------------------
 async function status() {
   const [health, ready, metrics] = await Promise.all([api("/healthz"), api("/readyz"), api("/metrics")]);
@@ -203,6 +238,7 @@ async function route() {
   const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
   try {
     if (parts[0] === "agents" && parts[1]) await agentPage(parts[1]);
+    else if (parts[0] === "scenarios" && parts[1] && parts[2] === "evolution") await evolution(parts[1]);
     else if (parts[0] === "scenarios" && parts[1]) await scenario(parts[1]);
     else if (parts[0] === "scenarios") await scenarios();
     else if (parts[0] === "status") await status();

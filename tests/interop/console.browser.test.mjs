@@ -26,7 +26,7 @@ before(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'schemagate-console-'));
   mkdirSync(shots, { recursive: true });
   child = spawn(binary, ['demo', '--listen', '127.0.0.1:0', '--db', join(dataDir, 'db.sqlite'),
-    '--no-access-log'], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, SCHEMAGATE_ADMIN_KEY: admin } });
+    '--no-access-log', '--evolution-interval-ms', '100'], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, SCHEMAGATE_ADMIN_KEY: admin } });
   let err = '';
   await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`demo did not start:\n${err}`)), 30000);
@@ -120,4 +120,33 @@ test('scenario and status pages render', async () => {
   await page.waitForSelector('text=health:');
   assert.match(await page.locator('main').textContent(), /health: ok/);
   await page.screenshot({ path: join(shots, 'status.png'), fullPage: true });
+});
+
+test('evolution: a payment key waits for an admin, who approves it in the console', async () => {
+  // Six: heat (10 each) cools while they arrive, and must reach 50.
+  for (let i = 0; i < 6; i++) {
+    const r = await call('POST', '/scenarios/flight_booking/payloads', { schema_id: 'flight_booking_v1',
+      client_id: `payer-${i}`, payload: { origin: 'PEK', destination: 'SHA', departure_date: '2026-05-04',
+        other: 'pay with my credit card' } });
+    assert.equal(r.status, 200);
+  }
+  let state;
+  for (let i = 0; i < 100; i++) {
+    state = (await call('GET', '/scenarios/flight_booking/evolution')).body;
+    if (state.clusters.some((c) => c.state === 'awaiting_approval')) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  assert.ok(state.clusters.some((c) => c.state === 'awaiting_approval'), JSON.stringify(state));
+  await page.goto(`${base}/ui/`);
+  await page.fill('#api-key', admin);
+  await page.click('#key-form button');
+  await page.goto(`${base}/ui/#/scenarios/flight_booking/evolution`);
+  await page.waitForSelector('[data-approve]');
+  await page.screenshot({ path: join(shots, 'evolution-waiting.png'), fullPage: true });
+  await page.click('[data-approve]');
+  await page.waitForFunction(() => !document.querySelector('[data-approve]'));
+  assert.match(await page.locator('main').textContent(), /patched/);
+  await page.screenshot({ path: join(shots, 'evolution-approved.png'), fullPage: true });
+  const updates = (await call('GET', '/scenarios/flight_booking/updates')).body;
+  assert.equal(updates.patches.length, 1, 'the approved key is delivered');
 });
