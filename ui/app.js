@@ -88,7 +88,9 @@ async function agentPage(id) {
   main.innerHTML = `<h1>${esc(card.name)}</h1><p>${esc(card.description)}</p>
     <p><a href="/a2a/${encodeURIComponent(card.id)}/.well-known/agent-card.json">A2A agent card</a></p>
     <details><summary>Card</summary>${pretty(card)}</details>
-    <div id="ops"></div>`;
+    <div id="ops"></div>
+    <h2>Recent invocations</h2><div id="recent" class="muted">loading…</div>`;
+  recent(card.id);
   const ops = document.getElementById("ops");
   for (const op of card.operations || [{name: "default", input_schema: card.inputs ? null : {}}]) {
     const section = document.createElement("section");
@@ -104,6 +106,20 @@ async function agentPage(id) {
       (op.output_schema ? `<details><summary>Output schema</summary>${pretty(op.output_schema)}</details>` : ""));
     invokeForm(section, card.id, op.name, schema || {});
   }
+}
+
+// The audit log's calls of this agent (admins only: the log names clients).
+async function recent(id) {
+  const r = await api("/audit?limit=1000");
+  const box = document.getElementById("recent");
+  if (!box) return;
+  if (!r.ok) { box.textContent = "an admin key shows this agent's recent invocations"; return; }
+  const rows = r.body.entries.filter((e) => e.action === "invoke" && (e.target === id || e.target.startsWith(`${id}/`))).slice(-20).reverse();
+  box.className = "";
+  box.innerHTML = rows.length
+    ? `<table id="recent-calls"><tr><th>at</th><th>client</th><th>operation</th><th>status</th><th>ms</th></tr>${rows.map((e) =>
+        `<tr><td>${esc(e.at)}</td><td>${esc(e.client_id)}</td><td>${esc(e.target.slice(id.length + 1))}</td><td>${e.status}</td><td>${e.latency_ms}</td></tr>`).join("")}</table>`
+    : `<p class="muted">no calls recorded</p>`;
 }
 
 function invokeForm(section, agent, op, schema) {

@@ -66,6 +66,7 @@ test('log in with a client key, search, open flight-booking, book with Figure 8 
   await page.click('#key-form button');
   await page.waitForSelector('#key-state:has-text("key set")');
   assert.equal(await page.inputValue('#api-key'), '', 'the key is never shown again');
+  assert.ok(!(await page.content()).includes(clientKey), 'nor anywhere on the page');
   await page.fill('#q', 'fly to Shanghai');
   await page.click('#search button[type=submit]');
   await page.waitForSelector('#results a');
@@ -149,4 +150,12 @@ test('evolution: a payment key waits for an admin, who approves it in the consol
   await page.screenshot({ path: join(shots, 'evolution-approved.png'), fullPage: true });
   const updates = (await call('GET', '/scenarios/flight_booking/updates')).body;
   assert.equal(updates.patches.length, 1, 'the approved key is delivered');
+
+  // With the admin key, the agent page lists its recent calls from the audit log: alice's booking
+  // (200) and her refused passenger count (400).
+  await page.goto(`${base}/ui/#/agents/flight-booking`);
+  await page.waitForSelector('#recent-calls td');
+  const cells = await page.locator('#recent-calls td').allTextContents();
+  assert.ok(cells.includes('alice') && cells.includes('200') && cells.includes('400'), cells.join(' '));
+  await page.screenshot({ path: join(shots, 'agent-recent-calls.png'), fullPage: true });
 });
