@@ -239,12 +239,54 @@ async function evolution(name) {
 }
 
 // --- Status ------------------------------------------------------------------------------------
+// Per route from Prometheus text: requests by status and the latency histogram's buckets.
+function parseMetrics(text) {
+  const routes = {};
+  const route = (name) => (routes[name] ??= {requests: 0, errors: 0, buckets: []});
+  for (const line of text.split("\n")) {
+    let m = /^schemagate_http_requests_total\{method="[^"]*",route="([^"]*)",status="(\d+)"\} (\S+)/.exec(line);
+    if (m) { const r = route(m[1]); r.requests += Number(m[3]); if (Number(m[2]) >= 400) r.errors += Number(m[3]); continue; }
+    m = /^schemagate_http_request_duration_seconds_bucket\{route="([^"]*)",le="([^"]*)"\} (\S+)/.exec(line);
+    if (m) route(m[1]).buckets.push([m[2] === "+Inf" ? Infinity : Number(m[2]), Number(m[3])]);
+  }
+  return routes;
+}
+
+// The bucket bound below which a share q of the requests finished (an upper estimate).
+function quantile(buckets, q) {
+  const total = buckets.length ? buckets[buckets.length - 1][1] : 0;
+  if (!total) return null;
+  for (const [le, count] of buckets) if (count >= q * total) return le;
+  return Infinity;
+}
+
+const ms = (s) => (s === null ? "" : s === Infinity ? "> 10 s" : `${+(s * 1000).toPrecision(3)} ms`);
+
 async function status() {
-  const [health, ready, metrics] = await Promise.all([api("/healthz"), api("/readyz"), api("/metrics")]);
-  const lines = typeof metrics.body === "string" ? metrics.body.split("\n").filter((l) => l && !l.startsWith("#")) : [];
+  const [health, ready, first] = await Promise.all([api("/healthz"), api("/readyz"), api("/metrics")]);
   main.innerHTML = `<h1>Status</h1>
     <p>health: <strong>${health.ok ? "ok" : "failing"}</strong>, readiness: <strong>${ready.ok ? "ready" : "not ready"}</strong></p>
-    <h2>Metrics</h2><pre>${esc(lines.slice(0, 60).join("\n"))}</pre>`;
+    <h2>Requests and latency</h2><p class="muted">measuring for one second…</p><div id="routes"></div>
+    <button id="refresh" class="secondary" type="button">Refresh</button>`;
+  document.getElementById("refresh").onclick = status;
+  const t0 = performance.now();
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  const second = await api("/metrics");
+  const seconds = (performance.now() - t0) / 1000;
+  if (typeof first.body !== "string" || typeof second.body !== "string") return;
+  const before = parseMetrics(first.body), now = parseMetrics(second.body);
+  const rows = Object.entries(now).map(([name, r]) => ({name, r,
+    rate: (r.requests - (before[name]?.requests || 0)) / seconds,
+    p50: quantile(r.buckets, 0.5), p95: quantile(r.buckets, 0.95), p99: quantile(r.buckets, 0.99)}))
+    .sort((a, b) => b.r.requests - a.r.requests);
+  const top = Math.max(1e-9, ...rows.map((x) => (x.p95 === Infinity ? 10 : x.p95 || 0)));
+  const bar = (v) => `<svg width="100" height="10" aria-hidden="true"><rect width="100" height="10" fill="#eef1f5"/>
+    <rect width="${Math.round(100 * Math.min(v === Infinity ? 10 : v || 0, top) / top)}" height="10" fill="#1f5fbf"/></svg>`;
+  document.querySelector("main p.muted").remove();
+  document.getElementById("routes").innerHTML = `<table id="route-stats">
+    <tr><th>route</th><th>requests</th><th>errors</th><th>req/s</th><th>p50</th><th>p95</th><th>p99</th><th></th></tr>
+    ${rows.map((x) => `<tr><td>${esc(x.name)}</td><td>${x.r.requests}</td><td>${x.r.errors}</td><td>${x.rate.toFixed(1)}</td>
+      <td>${ms(x.p50)}</td><td>${ms(x.p95)}</td><td>${ms(x.p99)}</td><td>${bar(x.p95)}</td></tr>`).join("")}</table>`;
 }
 
 async function route() {

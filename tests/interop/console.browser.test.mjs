@@ -120,6 +120,12 @@ test('scenario and status pages render', async () => {
   await page.goto(`${base}/ui/#/status`);
   await page.waitForSelector('text=health:');
   assert.match(await page.locator('main').textContent(), /health: ok/);
+  // Request counts and latency percentiles per route, from /metrics.
+  await page.waitForSelector('#route-stats td');
+  const stats = await page.locator('#route-stats tr').allTextContents();
+  const search = stats.find((row) => row.startsWith('/agents/search'));
+  assert.ok(search, stats.join('\n'));
+  assert.match(search, /ms/);
   await page.screenshot({ path: join(shots, 'status.png'), fullPage: true });
 });
 
