@@ -425,9 +425,7 @@ void add_a2a_routes(http::Router& router, a2a::A2AService& service, Auth& auth,
           throw agent_not_found(e);
         }
         const std::string text = bj::serialize(card.body);
-        char tag[24];
-        std::snprintf(tag, sizeof tag, "\"%016llx\"",
-                      static_cast<unsigned long long>(util::fnv1a64(text)));
+        const std::string tag = util::etag_of_bytes(text);
         auto r = http::conditional(
             req, tag, [&] { return http::Response::text(200, text, "application/json"); });
         r.set_header("Cache-Control",

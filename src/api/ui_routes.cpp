@@ -2,8 +2,6 @@
 
 #include "util/hash.hpp"
 
-#include <cstdio>
-
 namespace schemagate::api {
 
 namespace {
@@ -19,10 +17,7 @@ std::string content_type(std::string_view name) {
 http::Response serve(const http::Request& req, std::string_view name) {
   for (const auto& f : ui_files()) {
     if (f.name != name) continue;
-    char tag[24];
-    std::snprintf(tag, sizeof tag, "\"%016llx\"",
-                  static_cast<unsigned long long>(util::fnv1a64(f.text)));
-    auto r = http::conditional(req, tag, [&] {
+    auto r = http::conditional(req, util::etag_of_bytes(f.text), [&] {
       return http::Response::text(200, std::string(f.text), content_type(name));
     });
     r.set_header("Cache-Control", "no-cache");  // revalidated by ETag: a new build shows at once

@@ -523,7 +523,7 @@ void EvolutionEngine::record_usage() {
             : bj::object{
                   {"day", day}, {"payloads", 0}, {"clients", bj::array{}}, {"keys", bj::object{}}};
     b["payloads"] = b.at("payloads").as_int64() + u.payloads;
-    const auto merge = [](bj::array& into, const std::vector<std::string>& add) {
+    const auto merge = [](bj::array& into, const std::set<std::string>& add) {
       for (const auto& c : add) {
         if (into.size() < 10'000 &&
             std::find(into.begin(), into.end(), bj::value(c)) == into.end()) {

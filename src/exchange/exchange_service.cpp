@@ -38,10 +38,7 @@ std::string template_key(std::string_view scenario, std::string_view version) {
 
 // FNV-1a over the canonical form: equal content, equal tag, whatever the member order.
 std::string etag_of(const bj::value& v) {
-  const std::uint64_t h = util::fnv1a64(json::canonicalize(v));
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "\"%016llx\"", static_cast<unsigned long long>(h));
-  return buf;
+  return util::etag_of_bytes(json::canonicalize(v));
 }
 
 std::string new_patch_id() {
@@ -706,10 +703,8 @@ void ExchangeService::count_usage(const std::string& scenario, const Template& t
   auto& u = usage_[scenario];
   ++u.payloads;
   const std::string client(client_id);
-  if (u.clients.size() < 10'000 &&
-      std::find(u.clients.begin(), u.clients.end(), client) == u.clients.end()) {
-    u.clients.push_back(client);
-  }
+  // Counted on every payload: a set, so a scenario with many clients costs a lookup, not a scan.
+  if (u.clients.size() < 10'000) u.clients.insert(client);
   for (const auto& k : t.keys) {
     if (!k.experimental) continue;
     auto& ku = u.keys[k.name];  // listed even when unused: usage 0 is a measurement too
@@ -719,10 +714,7 @@ void ExchangeService::count_usage(const std::string& scenario, const Template& t
     if (std::find(type_errors.begin(), type_errors.end(), k.name) != type_errors.end()) {
       ++ku.type_errors;
     }
-    if (ku.clients.size() < 10'000 &&
-        std::find(ku.clients.begin(), ku.clients.end(), client) == ku.clients.end()) {
-      ku.clients.push_back(client);
-    }
+    if (ku.clients.size() < 10'000) ku.clients.insert(client);
     if (ku.samples.size() < 20) ku.samples.push_back(it->value());
   }
 }

@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -162,12 +163,12 @@ class ExchangeService {
   struct KeyUsage {
     std::int64_t present = 0;      // payloads that carried the key (valid or not)
     std::int64_t type_errors = 0;  // ... whose value broke the key's type or constraints
-    std::vector<std::string> clients;
+    std::set<std::string> clients;
     std::vector<boost::json::value> samples;  // values seen, for audits (a few)
   };
   struct ScenarioUsage {
     std::int64_t payloads = 0;
-    std::vector<std::string> clients;
+    std::set<std::string> clients;
     std::map<std::string, KeyUsage> keys;  // experimental keys only
   };
   std::map<std::string, ScenarioUsage> drain_usage();

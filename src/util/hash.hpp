@@ -1,6 +1,8 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
+#include <string>
 #include <string_view>
 
 namespace schemagate::util {
@@ -12,6 +14,13 @@ inline std::uint64_t fnv1a64(std::string_view s) {
   for (unsigned char c : s)
     h = (h ^ c) * 0x100000001b3ull;
   return h;
+}
+
+// A strong HTTP entity tag (quoted) of some bytes: equal bytes, equal tag.
+inline std::string etag_of_bytes(std::string_view bytes) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "\"%016llx\"", static_cast<unsigned long long>(fnv1a64(bytes)));
+  return buf;
 }
 
 }  // namespace schemagate::util

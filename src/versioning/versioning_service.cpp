@@ -431,10 +431,7 @@ VersioningService::Manifest VersioningService::manifest() {
   Manifest m;
   m.body = bj::object{{"schema_compatibility", std::move(compat)}};
   sign_in_place(m.body);
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "\"%016llx\"",
-                static_cast<unsigned long long>(util::fnv1a64(json::canonicalize(m.body))));
-  m.etag = buf;
+  m.etag = util::etag_of_bytes(json::canonicalize(m.body));
   return m;
 }
 
