@@ -4,7 +4,9 @@
 #include "json/parse.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
+#include <thread>
 
 namespace schemagate::examples {
 
@@ -85,6 +87,23 @@ bj::value judge_fight(const bj::object& p) {
                                         " in reach, stamina and sheer determination."}};
 }
 
+// The same judgement told as it happens, for callers that ask for a stream: three rounds a
+// quarter of a second apart, then the verdict that judge_fight() gives.
+sdk::AgentServer::EventSource judge_fight_live(const bj::object& p) {
+  return [p, round = 0]() mutable -> std::optional<sdk::AgentServer::Event> {
+    if (round > 3) return std::nullopt;
+    if (round > 0) std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    ++round;
+    if (round == 4) return sdk::AgentServer::Event{"result", judge_fight(p)};
+    const std::string a = text(p, "a"), b = text(p, "b");
+    static const char* const moves[] = {"opens with a feint", "lands a heavy blow",
+                                        "takes the last exchange"};
+    const std::string& mover = (a.size() + b.size() + static_cast<std::size_t>(round)) % 2 ? a : b;
+    return sdk::AgentServer::Event{
+        "round", bj::object{{"round", round}, {"commentary", mover + " " + moves[round - 1]}}};
+  };
+}
+
 // Seed 001's fightComparison and fightResponse, as the seed writes them.
 bj::value fight_operation() {
   return json::parse(R"({
@@ -135,16 +154,17 @@ std::vector<DemoAgent> demo_agents() {
   return {DemoAgent{"flight_booking", "Flight booking agent",
                     "Books airline flights between two cities or airports for a date, with cabin "
                     "class and number of passengers (seed 000, section 5.1).",
-                    template_named("flight_booking"), book_flight, nullptr},
+                    template_named("flight_booking"), book_flight, nullptr, nullptr},
           DemoAgent{"photo_retouch", "Photo retouching agent",
                     "Retouches portrait photos: skin smoothing, teeth whitening, background blur "
                     "and filter styles (seed 000, section 5.2).",
-                    template_named("photo_retouch"), retouch_photo, nullptr},
+                    template_named("photo_retouch"), retouch_photo, nullptr, nullptr},
           DemoAgent{"fight_comparison", "Fight comparison agent",
                     "Determines who would win in a hypothetical fight between two contestants "
                     "(seed 001's example skill, with its fightComparison and fightResponse "
                     "schemas).",
-                    template_named("fight_comparison"), judge_fight, fight_operation()}};
+                    template_named("fight_comparison"), judge_fight, fight_operation(),
+                    judge_fight_live}};
 }
 
 }  // namespace schemagate::examples

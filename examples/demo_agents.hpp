@@ -21,6 +21,8 @@ struct DemoAgent {
   // How the registry lists its operation: null for the scenario itself (seed 000); else a plain
   // operation with its own schemas (seed 001 names them), the agent's URL filled in.
   boost::json::value operation;
+  // Its streamed replies, when it streams (seed 004 §6.3); else null.
+  sdk::AgentServer::StreamHandler stream;
 };
 
 std::vector<DemoAgent> demo_agents();

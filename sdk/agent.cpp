@@ -3,9 +3,11 @@
 #include "api/json_body.hpp"
 #include "http/server.hpp"
 #include "jsonschema/schema.hpp"
+#include "util/json_text.hpp"
 #include "util/metrics.hpp"
 
 #include <spdlog/spdlog.h>
+#include <boost/json/serialize.hpp>
 
 #include <stdexcept>
 #include <thread>
@@ -14,10 +16,47 @@ namespace schemagate::sdk {
 
 namespace bj = boost::json;
 
+namespace {
+
+// A streamed reply's events in SSE framing, produced while they are sent.
+class EventBody final : public http::BodyStream {
+ public:
+  explicit EventBody(AgentServer::EventSource source) : source_(std::move(source)) {}
+  bool next(std::string& piece) override {
+    if (done_) return false;
+    std::optional<AgentServer::Event> event;
+    try {
+      event = source_();
+    } catch (const std::exception& e) {
+      spdlog::error("agent stream failed: {}", e.what());
+      event = AgentServer::Event{
+          "error",
+          bj::object{{"error", bj::object{{"code", "AgentError"},
+                                          {"message", "the agent failed while streaming"}}}}};
+      done_ = true;
+    }
+    if (!event) return false;
+    piece = "event: " + event->name + "\ndata: " + util::json_text(event->data) + "\n\n";
+    return true;
+  }
+
+ private:
+  AgentServer::EventSource source_;
+  bool done_ = false;
+};
+
+bool asks_for_events(const http::Request& req) {
+  const auto accept = req.header("Accept");
+  return accept && accept->find("text/event-stream") != std::string_view::npos;
+}
+
+}  // namespace
+
 struct AgentServer::Impl {
   exchange::Template tmpl;
   std::shared_ptr<const jsonschema::Schema> schema;
   Handler handler;
+  StreamHandler stream_handler;
   AgentOptions options;
   http::Router router;
   util::MetricsRegistry metrics;
@@ -88,6 +127,20 @@ AgentServer::AgentServer(const bj::value& template_json, Handler handler, AgentO
     if (!body.is_object()) {
       throw http::Error(400, "InvalidInput", "the payload must be a JSON object");
     }
+    if (asks_for_events(req)) {
+      // The gateway passes a streamed call's `"stream": true` on (seed 004 §6.3); it is a
+      // request to this server, not part of the payload the template describes.
+      bj::value payload = body;
+      payload.get_object().erase("stream");
+      if (self.stream_handler) {
+        http::Response r;
+        r.stream = std::make_shared<EventBody>(self.stream_handler(self.validated(payload)));
+        r.set_header("Content-Type", "text/event-stream");
+        r.set_header("Cache-Control", "no-cache");
+        return r;
+      }
+      return self.run_handler(self.validated(payload));
+    }
     return self.run_handler(self.validated(body));
   });
   self.router.add("GET", "/template", [&self](http::Request& req) {
@@ -151,6 +204,10 @@ void AgentServer::stop() {
   impl_->server->stop();
   if (impl_->thread.joinable()) impl_->thread.join();
   impl_->server.reset();
+}
+
+void AgentServer::stream_with(StreamHandler handler) {
+  impl_->stream_handler = std::move(handler);
 }
 
 std::string AgentServer::execute_url() const {

@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace schemagate::sdk {
@@ -24,11 +25,27 @@ class AgentServer {
   // Receives a payload already validated and completed with defaults; returns the result.
   using Handler = std::function<boost::json::value(const boost::json::object& payload)>;
 
+  // One server-sent event of a streamed reply.
+  struct Event {
+    std::string name;
+    boost::json::value data;
+  };
+  // Called in turn until it returns nothing; it may block between events (it runs on one of the
+  // agent's handler threads, so each open stream holds one).
+  using EventSource = std::function<std::optional<Event>()>;
+  // The events that answer a validated payload, for callers that ask for a stream
+  // (`Accept: text/event-stream`, as the gateway does for a streamed invocation).
+  using StreamHandler = std::function<EventSource(const boost::json::object& payload)>;
+
   // Throws std::invalid_argument listing every problem of the template.
   AgentServer(const boost::json::value& template_json, Handler handler, AgentOptions options = {});
   ~AgentServer();  // stops serving
   AgentServer(const AgentServer&) = delete;
   AgentServer& operator=(const AgentServer&) = delete;
+
+  // Answers callers that ask for a stream with events (set before start()). Without it they get
+  // the JSON reply, which the gateway relays as one `result` event.
+  void stream_with(StreamHandler handler);
 
   // Binds and serves on background threads; returns the port.
   unsigned short start();

@@ -1,5 +1,6 @@
 // schemagate console: plain ES modules, no build step, nothing fetched from elsewhere.
 import { buildForm, showViolations } from "./form.js";
+import { validate } from "./validate.js";
 
 const main = document.getElementById("main");
 const esc = (s) => String(s ?? "").replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"})[c]);
@@ -104,7 +105,9 @@ async function agentPage(id) {
     }
     section.insertAdjacentHTML("beforeend", `<details><summary>Input schema</summary>${pretty(schema)}</details>` +
       (op.output_schema ? `<details><summary>Output schema</summary>${pretty(op.output_schema)}</details>` : ""));
-    invokeForm(section, card.id, op.name, schema || {});
+    // Scenario payloads go through the exchange, which asserts formats; plain operations treat
+    // `format` as an annotation, as JSON Schema 2020-12 does by default.
+    invokeForm(section, card.id, op.name, schema || {}, {assertFormat: !!op.scenario});
   }
 }
 
@@ -122,12 +125,51 @@ async function recent(id) {
     : `<p class="muted">no calls recorded</p>`;
 }
 
-function invokeForm(section, agent, op, schema) {
+// Server-sent events as they arrive: calls onEvent(name, data) for each; returns the response
+// when it is not a stream (an error before the stream began).
+async function streamApi(path, body, onEvent) {
+  const headers = {"Content-Type": "application/json", Accept: "text/event-stream"};
+  const key = sessionStorage.getItem("sg-key");
+  if (key) headers.Authorization = `Bearer ${key}`;
+  const r = await fetch(path, {method: "POST", headers, body: JSON.stringify(body)});
+  if (!r.ok || !(r.headers.get("Content-Type") || "").startsWith("text/event-stream")) {
+    const text = await r.text();
+    let parsed = text;
+    try { parsed = JSON.parse(text); } catch { /* not JSON */ }
+    return {status: r.status, ok: r.ok, body: parsed};
+  }
+  const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  for (;;) {
+    const {value, done} = await reader.read();
+    if (done) break;
+    buffer += value.replace(/\r\n/g, "\n");
+    let end;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      let name = "message";
+      const data = [];
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event:")) name = line.slice(6).trim();
+        else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+      }
+      if (!data.length) continue;
+      let parsed = data.join("\n");
+      try { parsed = JSON.parse(parsed); } catch { /* plain text event */ }
+      onEvent(name, parsed);
+    }
+  }
+  return null;
+}
+
+function invokeForm(section, agent, op, schema, {assertFormat}) {
   const form = document.createElement("form");
   form.className = "invoke";
-  form.noValidate = true;  // the server checks, and says where
-  form.innerHTML = `<div class="tabs" role="tablist"><button type="button" class="secondary" data-tab="form">Form</button><button type="button" class="secondary" data-tab="json">JSON</button></div>
+  form.noValidate = true;  // checked below with the server's own messages, then by the server
+  form.innerHTML = `<div class="tabs" role="tablist"><button type="button" class="secondary" role="tab" aria-selected="true" data-tab="form">Form</button><button type="button" class="secondary" role="tab" aria-selected="false" data-tab="json">JSON</button></div>
     <div class="form-tab"></div><div class="json-tab" hidden><textarea rows="10" cols="60" aria-label="payload as JSON"></textarea></div>
+    <label class="inline"><input type="checkbox" class="stream"> stream the reply</label>
     <button type="submit">Invoke</button><div class="reply" aria-live="polite"></div>`;
   const built = buildForm(schema);
   form.querySelector(".form-tab").appendChild(built.element);
@@ -136,20 +178,41 @@ function invokeForm(section, agent, op, schema) {
   form.querySelectorAll("[data-tab]").forEach((b) => (b.onclick = () => {
     if (b.dataset.tab === "json" && tab === "form") textarea.value = JSON.stringify(built.read() ?? {}, null, 2);
     tab = b.dataset.tab;
+    form.querySelectorAll("[data-tab]").forEach((x) => x.setAttribute("aria-selected", String(x === b)));
     form.querySelector(".form-tab").hidden = tab !== "form";
     form.querySelector(".json-tab").hidden = tab !== "json";
   }));
+  const failed = (r, reply) => {
+    const unplaced = showViolations(form, r.body?.error?.details?.violations || []);
+    reply.innerHTML = `<p class="error">${esc(errorText(r))}</p>` + (unplaced.length ? pretty(unplaced) : "");
+  };
   form.onsubmit = async (e) => {
     e.preventDefault();
     const reply = form.querySelector(".reply");
     let payload;
     try { payload = tab === "json" ? JSON.parse(textarea.value || "{}") : built.read() ?? {}; }
     catch (err) { reply.innerHTML = `<p class="error">not JSON: ${esc(err.message)}</p>`; return; }
-    const r = await api(`/agents/${encodeURIComponent(agent)}/operations/${encodeURIComponent(op)}/invoke`, {method: "POST", body: payload});
+    // Checked here first, in the server's words, so that a mistake costs no call.
+    const problems = validate(schema, payload, {assertFormat});
+    if (problems.length) {
+      const unplaced = showViolations(form, problems);
+      reply.innerHTML = `<p class="error">not sent: ${problems.length} problem${problems.length === 1 ? "" : "s"} to fix</p>` + (unplaced.length ? pretty(unplaced) : "");
+      form.querySelector(".field.invalid input, .field.invalid select, .field.invalid textarea")?.focus();
+      return;
+    }
+    const path = `/agents/${encodeURIComponent(agent)}/operations/${encodeURIComponent(op)}/invoke`;
+    if (form.querySelector(".stream").checked) {
+      reply.innerHTML = `<h3>Events</h3><ol class="events"></ol>`;
+      const list = reply.querySelector(".events");
+      const r = await streamApi(path, payload, (name, data) => {
+        list.insertAdjacentHTML("beforeend", `<li><strong>${esc(name)}</strong> ${pretty(data)}</li>`);
+      });
+      if (r) failed(r, reply); else showViolations(form, []);
+      return;
+    }
+    const r = await api(path, {method: "POST", body: payload});
     if (r.ok) { showViolations(form, []); reply.innerHTML = `<h3>Reply</h3>${pretty(r.body)}`; return; }
-    const violations = r.body?.error?.details?.violations || [];
-    const unplaced = showViolations(form, violations);
-    reply.innerHTML = `<p class="error">${esc(errorText(r))}</p>` + (unplaced.length ? pretty(unplaced) : "");
+    failed(r, reply);
   };
   section.appendChild(form);
 }

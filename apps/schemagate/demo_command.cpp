@@ -16,6 +16,7 @@ int run_demo(const server::Config& config) {
   std::vector<std::unique_ptr<sdk::AgentServer>> agents;
   for (auto& demo : demos) {
     auto agent = std::make_unique<sdk::AgentServer>(demo.template_json, demo.handler);
+    if (demo.stream) agent->stream_with(demo.stream);
     agent->start();
     agents.push_back(std::move(agent));
   }

@@ -9,6 +9,7 @@
 #include "store/store.hpp"
 #include "util/clock.hpp"
 #include "util/files.hpp"
+#include "util/json_text.hpp"
 #include "util/text.hpp"
 
 #include <boost/json.hpp>
@@ -190,7 +191,7 @@ std::optional<int> run_evolve(const EvolveCommand& c) {
       exchange.publish(scenario, version, tmpl);
       const auto print = [&](const evolution::EvolutionEngine::Timeline& t) {
         for (const auto& e : t)
-          std::cout << (c.json ? bj::serialize(e) : describe(e)) << "\n";
+          std::cout << (c.json ? util::json_text(e) : describe(e)) << "\n";
       };
       const std::int64_t hour = 3'600'000;
       std::int64_t next_step = clock.now_unix_ms() + hour;

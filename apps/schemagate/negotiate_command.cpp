@@ -5,6 +5,7 @@
 #include "llm/chat_model.hpp"
 #include "sdk/payload_builder.hpp"
 #include "util/clock.hpp"
+#include "util/json_text.hpp"
 
 #include <boost/json.hpp>
 
@@ -82,10 +83,10 @@ std::optional<int> run_negotiate(const NegotiateCommand& c) {
     }
     if (c.trace) {
       for (const auto& t : built.trace)
-        std::cerr << bj::serialize(t) << "\n";
+        std::cerr << util::json_text(t) << "\n";
     }
     const bj::object body{{"schema_id", tmpl.at("schema_id")}, {"payload", built.payload}};
-    std::cout << bj::serialize(body) << "\n";
+    std::cout << util::json_text(body) << "\n";
     if (!c.submit) return 0;
     headers.push_back({"Content-Type", "application/json"});
     const auto sent = client.request("POST", base + "/scenarios/" + c.scenario + "/payloads",

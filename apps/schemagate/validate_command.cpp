@@ -3,6 +3,7 @@
 #include "json/parse.hpp"
 #include "jsonschema/schema.hpp"
 #include "util/files.hpp"
+#include "util/json_text.hpp"
 
 #include <boost/json/serialize.hpp>
 
@@ -60,7 +61,7 @@ std::string result_line(const js::Schema& schema, const boost::json::value& inst
   all_valid = all_valid && result.valid;
   auto out = result.to_json(format);
   if (line_number) out.as_object()["line"] = *line_number;
-  return boost::json::serialize(out);
+  return util::json_text(out);
 }
 
 }  // namespace

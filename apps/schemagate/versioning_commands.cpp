@@ -9,6 +9,7 @@
 #include "signing/jws.hpp"
 #include "util/clock.hpp"
 #include "util/files.hpp"
+#include "util/json_text.hpp"
 #include "versioning/classifier.hpp"
 #include "versioning/semver.hpp"
 
@@ -109,7 +110,7 @@ int run_compat(const VersioningCommands& c) {
     auto out = report.to_json(c.from_version.empty() ? c.old_file : c.from_version,
                               c.to_version.empty() ? c.new_file : c.to_version, policy);
     if (!c.to_version.empty()) out["allowed"] = problem.empty();
-    std::cout << bj::serialize(out) << "\n";
+    std::cout << util::json_text(out) << "\n";
   } else {
     for (const auto& ch : report.changes) {
       std::cout << (ch.breaking ? "BREAKING   " : "compatible ")
@@ -148,7 +149,7 @@ int run_apply(const VersioningCommands& c) {
   const auto doc = read_json(c.document_file);
   try {
     const auto out = c.outputs ? mapping::apply_output(m, doc) : mapping::apply(m, doc);
-    std::cout << bj::serialize(out) << "\n";
+    std::cout << util::json_text(out) << "\n";
     return 0;
   } catch (const mapping::ApplyError& e) {
     std::cerr << "schemagate mapping apply: " << (e.location().empty() ? "/" : e.location()) << ": "
@@ -230,7 +231,7 @@ int run_sign(const VersioningCommands& c) {
   auto doc = read_json(c.mapping_file).as_object();
   doc.erase("signature");
   doc["signature"] = signing::sign_document(key, doc);
-  std::cout << bj::serialize(doc) << "\n";
+  std::cout << util::json_text(doc) << "\n";
   return 0;
 }
 
@@ -414,7 +415,8 @@ int run_conformance(const VersioningCommands& c) {
       auto doc =
           bj::object{{"contract", contract}, {"from", a}, {"to", b}, {"operations", bj::array{}}};
       doc["signature"] = signing::sign_document(signing::KeyPair::generate(), doc);
-      const auto r = k.call("PUT", "/mappings/" + contract + "/" + a + "/" + b, bj::serialize(doc));
+      const auto r =
+          k.call("PUT", "/mappings/" + contract + "/" + a + "/" + b, util::json_text(doc));
       k.report("V3", r.status == 403 && code_of(r) == "UntrustedSignature",
                "§3.3/§8 a counterparty mapping is judged by its signature (unknown signer refused)",
                code_of(r));

@@ -1,5 +1,6 @@
 #include "a2a/wire.hpp"
 
+#include "util/json_text.hpp"
 #include "util/text.hpp"
 
 #include <boost/json/parse.hpp>
@@ -477,7 +478,7 @@ std::string upstream_send_body(const bj::object& request, WireVersion version,
       params["configuration"] = std::move(conf);
     }
   }
-  return bj::serialize(
+  return util::json_text(
       bj::object{{"jsonrpc", "2.0"},
                  {"id", rpc_id},
                  {"method", version == WireVersion::v0_3

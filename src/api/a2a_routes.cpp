@@ -5,6 +5,7 @@
 #include "api/json_body.hpp"
 #include "registry/registry_service.hpp"
 #include "util/hash.hpp"
+#include "util/json_text.hpp"
 #include "util/text.hpp"
 
 #include <spdlog/spdlog.h>
@@ -178,10 +179,10 @@ class EventBody final : public http::BodyStream {
       payload = rpc_id_ ? bj::value(bj::object{
                               {"jsonrpc", "2.0"}, {"id", *rpc_id_}, {"error", std::move(err)}})
                         : bj::value(bj::object{{"error", std::move(err)}});
-      piece = "data: " + bj::serialize(payload) + "\n\n";
+      piece = "data: " + util::json_text(payload) + "\n\n";
       return false;
     }
-    piece = "data: " + bj::serialize(payload) + "\n\n";
+    piece = "data: " + util::json_text(payload) + "\n\n";
     return true;
   }
 
@@ -424,7 +425,7 @@ void add_a2a_routes(http::Router& router, a2a::A2AService& service, Auth& auth,
         } catch (const registry::RegistryError& e) {
           throw agent_not_found(e);
         }
-        const std::string text = bj::serialize(card.body);
+        const std::string text = util::json_text(card.body);
         const std::string tag = util::etag_of_bytes(text);
         auto r = http::conditional(
             req, tag, [&] { return http::Response::text(200, text, "application/json"); });

@@ -24,6 +24,9 @@ namespace bj = boost::json;
 
 namespace {
 
+// Arrivals kept per cluster for its heat curve.
+constexpr std::size_t kHeatPointsKept = 64;
+
 constexpr std::string_view kClusters = "evolution_clusters";  // "<scenario>/<cluster id>"
 constexpr std::string_view kCursors = "evolution_cursors";    // scenario -> {after}
 constexpr std::string_view kKeys = "evolution_keys";          // "<scenario>/<key>[@client]"
@@ -113,6 +116,9 @@ struct EvolutionEngine::Cluster {
   std::int64_t size = 0;
   double heat = 0;
   std::int64_t heat_ms = 0;
+  // (at, heat just after) for the latest arrivals: with the half-life they give the heat curve
+  // exactly, which is what an operator reads to see a need warming up or cooling down.
+  std::vector<std::pair<std::int64_t, double>> heat_points;
   std::vector<std::pair<std::int64_t, std::string>> occurrences;  // (at, client) in the window
   std::vector<std::string> samples;
   // collecting | queued | awaiting_approval | patched | refined | rejected | unresolved
@@ -124,9 +130,11 @@ struct EvolutionEngine::Cluster {
   bool dirty = false;
 
   bj::object to_json() const {
-    bj::array c, occ, s;
+    bj::array c, occ, s, points;
     for (float x : centroid)
       c.push_back(static_cast<double>(x));
+    for (const auto& [at, h] : heat_points)
+      points.push_back(bj::array{at, h});
     for (const auto& [at, client] : occurrences)
       occ.push_back(bj::array{at, bj::string(client)});
     for (const auto& x : samples)
@@ -136,6 +144,7 @@ struct EvolutionEngine::Cluster {
                       {"size", size},
                       {"heat", heat},
                       {"heat_ms", heat_ms},
+                      {"heat_points", std::move(points)},
                       {"occurrences", std::move(occ)},
                       {"samples", std::move(s)},
                       {"state", state},
@@ -156,6 +165,10 @@ struct EvolutionEngine::Cluster {
     c.size = o.at("size").as_int64();
     c.heat = o.at("heat").to_number<double>();
     c.heat_ms = o.at("heat_ms").as_int64();
+    if (const auto* p = o.if_contains("heat_points"); p && p->is_array()) {  // since 2026-11
+      for (const auto& x : p->get_array())
+        c.heat_points.emplace_back(x.at(0).as_int64(), x.at(1).to_number<double>());
+    }
     for (const auto& x : o.at("occurrences").as_array()) {
       c.occurrences.emplace_back(x.at(0).as_int64(), std::string(x.at(1).as_string()));
     }
@@ -310,6 +323,8 @@ void EvolutionEngine::ingest(const std::string& scenario, Timeline& out) {
       c.heat = heat_at(c, at) + options_.heat_increment;
       c.heat_ms = at;
       c.last_ms = at;
+      c.heat_points.emplace_back(at, c.heat);
+      if (c.heat_points.size() > kHeatPointsKept) c.heat_points.erase(c.heat_points.begin());
       c.occurrences.emplace_back(at, client);
       std::erase_if(c.occurrences, [&](const auto& o) { return o.first < at - window_ms; });
       if (c.samples.size() < options_.samples_kept &&
@@ -711,6 +726,10 @@ bj::object EvolutionEngine::state(const std::string& scenario) {
                  {"samples", std::move(samples)},
                  {"first_seen", at_text(c.first_ms)},
                  {"last_seen", at_text(c.last_ms)}};
+    bj::array history;
+    for (const auto& [at, h] : c.heat_points)
+      history.push_back(bj::object{{"at", at_text(at)}, {"heat", std::round(h * 100) / 100}});
+    o["heat_history"] = std::move(history);
     if (!c.key_name.empty()) o["key_name"] = c.key_name;
     if (!c.patch_id.empty()) o["patch_id"] = c.patch_id;
     if (!c.client_id.empty()) o["client_id"] = c.client_id;

@@ -13,6 +13,7 @@
 #include "util/clock.hpp"
 #include "util/hash.hpp"
 #include "util/ids.hpp"
+#include "util/json_text.hpp"
 #include "util/text.hpp"
 #include "versioning/versioning_service.hpp"
 
@@ -431,7 +432,7 @@ bool GatewayService::invoke_async(std::string_view agent_id, std::string_view op
 namespace {
 
 std::string sse_event(std::string_view event, const bj::value& data) {
-  return "event: " + std::string(event) + "\ndata: " + bj::serialize(data) + "\n\n";
+  return "event: " + std::string(event) + "\ndata: " + util::json_text(data) + "\n\n";
 }
 
 // A finished answer as a one-event stream.

@@ -86,10 +86,22 @@ std::string number_text(double d) {
   }
 }
 
+// A value in a message: RFC 8785 text (numbers as ECMAScript writes them, so that 9.5 reads
+// "9.5", not "9.5E0", and the console's own checks can say the same), at most 80 characters,
+// never cut inside a UTF-8 sequence.
 std::string short_json(const bj::value& v) {
-  std::string s = bj::serialize(v);
-  if (s.size() > 80) s = s.substr(0, 77) + "...";
-  return s;
+  std::string s;
+  try {
+    s = json::canonicalize(v);
+  } catch (const json::CanonicalizationError&) {
+    s = bj::serialize(v);
+  }
+  if (utf8_length(s) <= 80) return s;
+  std::size_t end = 0;
+  for (int kept = 0; end < s.size(); ++end) {
+    if ((static_cast<unsigned char>(s[end]) & 0xC0) != 0x80 && kept++ == 77) break;
+  }
+  return s.substr(0, end) + "...";
 }
 
 // Numeric comparisons that stay exact for integers beyond 2^53.

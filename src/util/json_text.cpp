@@ -190,6 +190,12 @@ void append_number(std::string& out, double x, JsonForm form) {
 
 }  // namespace
 
+std::string json_text(const bj::value& v) {
+  std::string out;
+  append_json(out, v, JsonForm::as_is);
+  return out;
+}
+
 void append_json(std::string& out, const bj::value& v, JsonForm form) {
   switch (v.kind()) {
     case bj::kind::null:

@@ -24,6 +24,9 @@ enum class JsonForm {
   canonical,
 };
 void append_json(std::string& out, const boost::json::value& v, JsonForm form);
+// JSON.stringify of the value (JsonForm::as_is): what clients read, in bodies, events and CLI
+// output. Boost's serializer writes 0.86 as "8.6E-1".
+std::string json_text(const boost::json::value& v);
 
 // Number.prototype.toString for a finite double: the shortest digits that round-trip, fixed
 // notation for 1e-7 <= |x| < 1e21, exponent notation otherwise ("0.029", "1e+21", "5e-7").
