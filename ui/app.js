@@ -1,6 +1,7 @@
 // schemagate console: plain ES modules, no build step, nothing fetched from elsewhere.
 import { buildForm, showViolations } from "./form.js";
 import { validate } from "./validate.js";
+import { heatCurve, lineChart } from "./chart.js";
 
 const main = document.getElementById("main");
 const esc = (s) => String(s ?? "").replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"})[c]);
@@ -272,15 +273,15 @@ async function evolution(name) {
   const r = await api(`/scenarios/${encodeURIComponent(name)}/evolution`);
   if (!r.ok) { main.innerHTML = `<h1>Evolution of ${esc(name)}</h1><p class="error">${esc(errorText(r))}</p>`; return; }
   const e = r.body;
-  const max = Math.max(e.limits.heat_threshold, ...e.clusters.map((c) => c.heat));
-  const bar = (heat) => `<svg width="120" height="12" role="img" aria-label="heat ${heat}">
-      <rect width="120" height="12" fill="#eef1f5"/><rect width="${Math.round(120 * heat / max)}" height="12" fill="#1f5fbf"/>
-      <line x1="${Math.round(120 * e.limits.heat_threshold / max)}" x2="${Math.round(120 * e.limits.heat_threshold / max)}" y1="0" y2="12" stroke="#b3261e"/></svg>`;
+  const now = Date.now();
+  const halfLife = e.limits.heat_half_life_hours * 3600e3;
+  const chart = (c) => lineChart(heatCurve(c.heat_history || [], halfLife, now), {threshold: e.limits.heat_threshold,
+    className: "heat-chart", label: `heat of ${c.id} over time: ${c.heat} now, trigger at ${e.limits.heat_threshold}`});
   main.innerHTML = `<h1>Evolution of ${esc(name)}</h1>
-    <p class="muted">${e.experimental_keys} of ${e.limits.max_experimental_keys} experimental keys; a cluster triggers at heat ${e.limits.heat_threshold} (red line)</p>
+    <p class="muted">${e.experimental_keys} of ${e.limits.max_experimental_keys} experimental keys; a cluster triggers at heat ${e.limits.heat_threshold} (dashed line); heat halves every ${e.limits.heat_half_life_hours} h</p>
     <h2>Pool</h2>
-    <table><tr><th>cluster</th><th>state</th><th>heat</th><th>clients</th><th>fragments</th><th>key</th><th></th></tr>
-    ${e.clusters.map((c) => `<tr data-cluster="${esc(c.id)}"><td>${esc(c.id)}</td><td>${esc(c.state)}</td><td>${bar(c.heat)} ${c.heat}</td>
+    <table><tr><th>cluster</th><th>state</th><th>heat over time</th><th>clients</th><th>fragments</th><th>key</th><th></th></tr>
+    ${e.clusters.map((c) => `<tr data-cluster="${esc(c.id)}"><td>${esc(c.id)}</td><td>${esc(c.state)}</td><td>${chart(c)} ${c.heat}</td>
       <td>${c.distinct_clients}</td><td>${esc(c.samples.join(" | "))}</td><td>${esc(c.key_name || "")}</td>
       <td>${c.state === "awaiting_approval" ? `<button data-approve="${esc(c.id)}">Approve</button> <button class="secondary" data-reject="${esc(c.id)}">Reject</button>` : ""}</td></tr>`).join("")}</table>
     <h2>Keys</h2>
@@ -325,31 +326,77 @@ function quantile(buckets, q) {
 
 const ms = (s) => (s === null ? "" : s === Infinity ? "> 10 s" : `${+(s * 1000).toPrecision(3)} ms`);
 
+// The status page samples /metrics every two seconds while it is open and keeps the last
+// minute: request rates and p95 latency over that minute, per route and in all.
+const SAMPLE_MS = 2000, SAMPLES_KEPT = 30;
+let statusRun = 0;
+
 async function status() {
-  const [health, ready, first] = await Promise.all([api("/healthz"), api("/readyz"), api("/metrics")]);
+  const run = ++statusRun;
+  const [health, ready] = await Promise.all([api("/healthz"), api("/readyz")]);
   main.innerHTML = `<h1>Status</h1>
     <p>health: <strong>${health.ok ? "ok" : "failing"}</strong>, readiness: <strong>${ready.ok ? "ready" : "not ready"}</strong></p>
-    <h2>Requests and latency</h2><p class="muted">measuring for one second…</p><div id="routes"></div>
-    <button id="refresh" class="secondary" type="button">Refresh</button>`;
-  document.getElementById("refresh").onclick = status;
-  const t0 = performance.now();
-  await new Promise((resolve) => setTimeout(resolve, 1000));
-  const second = await api("/metrics");
-  const seconds = (performance.now() - t0) / 1000;
-  if (typeof first.body !== "string" || typeof second.body !== "string") return;
-  const before = parseMetrics(first.body), now = parseMetrics(second.body);
-  const rows = Object.entries(now).map(([name, r]) => ({name, r,
-    rate: (r.requests - (before[name]?.requests || 0)) / seconds,
-    p50: quantile(r.buckets, 0.5), p95: quantile(r.buckets, 0.95), p99: quantile(r.buckets, 0.99)}))
-    .sort((a, b) => b.r.requests - a.r.requests);
-  const top = Math.max(1e-9, ...rows.map((x) => (x.p95 === Infinity ? 10 : x.p95 || 0)));
-  const bar = (v) => `<svg width="100" height="10" aria-hidden="true"><rect width="100" height="10" fill="#eef1f5"/>
-    <rect width="${Math.round(100 * Math.min(v === Infinity ? 10 : v || 0, top) / top)}" height="10" fill="#1f5fbf"/></svg>`;
-  document.querySelector("main p.muted").remove();
+    <h2>Requests and latency</h2><p class="muted" id="sampling">sampling /metrics every ${SAMPLE_MS / 1000} s…</p>
+    <div id="overall"></div><div id="routes" class="scroll"></div>`;
+  const history = [];  // {at, routes} per sample
+  while (run === statusRun && location.hash.startsWith("#/status")) {
+    const m = await api("/metrics");
+    if (typeof m.body !== "string") {
+      document.getElementById("sampling").textContent = errorText(m);
+      return;
+    }
+    history.push({at: performance.now(), routes: parseMetrics(m.body)});
+    if (history.length > SAMPLES_KEPT + 1) history.shift();
+    if (history.length > 1 && run === statusRun) drawStatus(history);
+    await new Promise((resolve) => setTimeout(resolve, SAMPLE_MS));
+  }
+}
+
+// Per interval between samples: requests per second and the p95 of the requests in it.
+function intervals(history, pick) {
+  const out = [];
+  for (let i = 1; i < history.length; i++) {
+    const [a, b] = [pick(history[i - 1].routes), pick(history[i].routes)];
+    const seconds = (history[i].at - history[i - 1].at) / 1000;
+    const delta = b.buckets.map(([le, n], k) => [le, n - (a.buckets[k]?.[1] || 0)]);
+    out.push({t: history[i].at / 1000, rate: (b.requests - a.requests) / seconds, p95: quantile(delta, 0.95)});
+  }
+  return out;
+}
+
+function sumRoutes(routes) {
+  const all = {requests: 0, errors: 0, buckets: []};
+  for (const r of Object.values(routes)) {
+    all.requests += r.requests;
+    all.errors += r.errors;
+    r.buckets.forEach(([le, n], k) => { all.buckets[k] = [le, (all.buckets[k]?.[1] || 0) + n]; });
+  }
+  return all;
+}
+
+function drawStatus(history) {
+  const sampling = document.getElementById("sampling");
+  if (!sampling) return;
+  sampling.textContent = `last ${Math.round((history[history.length - 1].at - history[0].at) / 1000)} s, sampled every ${SAMPLE_MS / 1000} s`;
+  const empty = {requests: 0, errors: 0, buckets: []};
+  const overall = intervals(history, sumRoutes);
+  const last = overall[overall.length - 1];
+  const p95s = (xs) => xs.map((x) => [x.t, x.p95 === null ? 0 : Math.min(x.p95, 10) * 1000]);
+  document.getElementById("overall").innerHTML = `<div class="charts">
+    <figure><figcaption>all requests: ${last.rate.toFixed(1)}/s</figcaption>${lineChart(overall.map((x) => [x.t, x.rate]), {width: 260, height: 60, className: "rate-chart", label: `requests per second, now ${last.rate.toFixed(1)}`})}</figure>
+    <figure><figcaption>p95 latency: ${ms(last.p95)}</figcaption>${lineChart(p95s(overall), {width: 260, height: 60, className: "latency-chart", label: `p95 latency in ms, now ${ms(last.p95)}`})}</figure></div>`;
+  const now = history[history.length - 1].routes;
+  const rows = Object.entries(now).map(([name, r]) => {
+    const series = intervals(history, (routes) => routes[name] || empty);
+    return {name, r, series, rate: series[series.length - 1].rate,
+            p50: quantile(r.buckets, 0.5), p95: quantile(r.buckets, 0.95), p99: quantile(r.buckets, 0.99)};
+  }).sort((a, b) => b.r.requests - a.r.requests);
   document.getElementById("routes").innerHTML = `<table id="route-stats">
-    <tr><th>route</th><th>requests</th><th>errors</th><th>req/s</th><th>p50</th><th>p95</th><th>p99</th><th></th></tr>
+    <tr><th>route</th><th>requests</th><th>errors</th><th>req/s</th><th>p50</th><th>p95</th><th>p99</th><th>req/s over time</th></tr>
     ${rows.map((x) => `<tr><td>${esc(x.name)}</td><td>${x.r.requests}</td><td>${x.r.errors}</td><td>${x.rate.toFixed(1)}</td>
-      <td>${ms(x.p50)}</td><td>${ms(x.p95)}</td><td>${ms(x.p99)}</td><td>${bar(x.p95)}</td></tr>`).join("")}</table>`;
+      <td>${ms(x.p50)}</td><td>${ms(x.p95)}</td><td>${ms(x.p99)}</td>
+      <td>${lineChart(x.series.map((p) => [p.t, p.rate]), {width: 100, height: 20, className: "route-rate", label: `${x.name}: ${x.rate.toFixed(1)} requests per second`})}</td></tr>`).join("")}</table>
+    <p class="muted">p50/p95/p99 since the server started, from its histogram buckets (an upper bound)</p>`;
 }
 
 async function route() {

@@ -313,7 +313,7 @@ TEST_F(ServerTest, TheConsoleIsServedFromTheBinary) {
   EXPECT_NE(page.header("content-security-policy").find("default-src 'self'"), std::string::npos);
   EXPECT_NE(page.body.find(R"(<script type="module" src="app.js">)"), std::string::npos);
   std::size_t total = page.body.size();
-  for (const char* file : {"app.js", "form.js", "style.css"}) {
+  for (const char* file : {"app.js", "form.js", "validate.js", "chart.js", "style.css"}) {
     const auto r = c.get(std::string("/ui/") + file);
     ASSERT_EQ(r.status, 200) << file;
     EXPECT_EQ(r.body.find("https://"), std::string::npos) << file << " fetches from elsewhere";

@@ -90,14 +90,75 @@ test('log in with a client key, search, open flight-booking, book with Figure 8 
   assert.match(reply.seat, /A$/, 'the window seat reached the agent');
   await page.screenshot({ path: join(shots, 'agent-booked.png'), fullPage: true });
 
-  // A passenger count the template does not allow: the server's message beside that field.
+  // A passenger count the template does not allow: the server's own message beside that field,
+  // from the console's checks, before anything is sent.
+  const invokes = [];
+  const watch = (req) => { if (req.url().includes('/invoke')) invokes.push(req.url()); };
+  page.on('request', watch);
   await page.fill('[id="f/passenger_count"]', '12');
   await page.click('form.invoke button[type=submit]');
   const error = page.locator('.field[data-pointer="/passenger_count"] > .error');
   await error.filter({ hasText: /./ }).waitFor();
-  assert.match(await error.textContent(), /9/);
+  assert.equal(await error.textContent(), 'must be <= 9, got 12');
   assert.equal(await page.locator('.field[data-pointer="/origin"] > .error').textContent(), '');
+  assert.match(await page.locator('.reply').textContent(), /not sent: 1 problem/);
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'f/passenger_count', 'the field to fix has the focus');
+  page.off('request', watch);
+  assert.deepEqual(invokes, [], 'nothing was sent');
+  // The server says the same words when it is asked directly.
+  const direct = await call('POST', '/agents/flight-booking/invoke', { origin: 'PEK', destination: 'SHA',
+    departure_date: '2026-05-04', passenger_count: 12 }, clientKey);
+  assert.equal(direct.status, 400);
+  assert.deepEqual(direct.body.error.details.violations.map((v) => [v.instanceLocation, v.message]),
+    [['/passenger_count', 'must be <= 9, got 12']]);
   await page.screenshot({ path: join(shots, 'agent-violation.png'), fullPage: true });
+});
+
+test('a streamed reply is shown event by event as it arrives', async () => {
+  await page.goto(`${base}/ui/#/agents/fight-comparison`);
+  await page.waitForSelector('[id="f/a"]');
+  await page.fill('[id="f/a"]', 'a bear');
+  await page.fill('[id="f/b"]', 'a shark');
+  await page.check('form.invoke .stream');
+  await page.click('form.invoke button[type=submit]');
+  await page.waitForSelector('.events li');
+  // The judge sends a round every quarter second: the first is on the page before the verdict.
+  const first = await page.locator('.events li').count();
+  assert.ok(first < 4, `${first} events at the first look`);
+  await page.waitForFunction(() => document.querySelectorAll('.events li').length === 4);
+  const events = await page.locator('.events li strong').allTextContents();
+  assert.deepEqual(events, ['round', 'round', 'round', 'result']);
+  const verdict = JSON.parse(await page.locator('.events li >> nth=3').locator('pre').textContent());
+  assert.ok(['a bear', 'a shark'].includes(verdict.winner), JSON.stringify(verdict));
+  await page.screenshot({ path: join(shots, 'agent-streamed.png'), fullPage: true });
+});
+
+test('keyboard only, and a phone-width screen', async () => {
+  await page.goto(`${base}/ui/#/`);
+  await page.waitForSelector('#agents li');
+  // From the top of the page, Tab reaches the search box; Enter searches.
+  for (let i = 0; i < 15 && (await page.evaluate(() => document.activeElement?.id)) !== 'q'; i++) {
+    await page.keyboard.press('Tab');
+  }
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'q');
+  await page.keyboard.type('fight between two contestants');
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('#results a');
+  assert.equal(await page.locator('#results a >> nth=0').textContent(), 'Fight comparison agent');
+
+  const phone = await browser.newPage({ viewport: { width: 375, height: 740 }, isMobile: true });
+  try {
+    for (const [hash, ready] of [['#/', '#agents li'], ['#/agents/flight-booking', '[id="f/origin"]'],
+      ['#/scenarios/flight_booking', '#template td'], ['#/status', '#route-stats td']]) {
+      await phone.goto(`${base}/ui/${hash}`);
+      await phone.waitForSelector(ready);
+      const wide = await phone.evaluate(() => document.documentElement.scrollWidth);
+      assert.ok(wide <= 375, `${hash} is ${wide} px wide on a 375 px screen`);
+      await phone.screenshot({ path: join(shots, `phone-${hash.replace(/[#/]+/g, '-').replace(/^-|-$/g, '') || 'discover'}.png`), fullPage: true });
+    }
+  } finally {
+    await phone.close();
+  }
 });
 
 test('page through the agent list', async () => {
@@ -120,8 +181,11 @@ test('scenario and status pages render', async () => {
   await page.goto(`${base}/ui/#/status`);
   await page.waitForSelector('text=health:');
   assert.match(await page.locator('main').textContent(), /health: ok/);
-  // Request counts and latency percentiles per route, from /metrics.
+  // Request counts and latency percentiles per route, from /metrics, and rates over time once
+  // two samples are in.
   await page.waitForSelector('#route-stats td');
+  await page.waitForSelector('svg.rate-chart path');
+  await page.waitForSelector('svg.latency-chart');
   const stats = await page.locator('#route-stats tr').allTextContents();
   const search = stats.find((row) => row.startsWith('/agents/search'));
   assert.ok(search, stats.join('\n'));
@@ -149,6 +213,11 @@ test('evolution: a payment key waits for an admin, who approves it in the consol
   await page.click('#key-form button');
   await page.goto(`${base}/ui/#/scenarios/flight_booking/evolution`);
   await page.waitForSelector('[data-approve]');
+  // Each cluster's heat over time, against the trigger line.
+  const heat = page.locator('[data-cluster] svg.heat-chart');
+  assert.ok((await heat.count()) >= 1);
+  assert.match(await heat.first().getAttribute('aria-label'), /over time: [\d.]+ now, trigger at 50/);
+  assert.equal(await heat.first().locator('path').count(), 1);
   await page.screenshot({ path: join(shots, 'evolution-waiting.png'), fullPage: true });
   await page.click('[data-approve]');
   await page.waitForFunction(() => !document.querySelector('[data-approve]'));
