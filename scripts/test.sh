@@ -26,3 +26,10 @@ cmake --build --preset "$preset"
 "build/$preset/tests/jsonschema_tests" --gtest_filter='JsonSchemaTestSuite.*:JsonSchemaOptional.*' \
   | grep -E '^(JSON-Schema-Test-Suite|optional)' || true
 ctest --preset "$preset" -j "$(nproc)" --timeout 600
+
+# As a packager builds it: a plain `cmake -DCMAKE_BUILD_TYPE=Release` (no presets, no -Werror),
+# packaged as a .deb, unpacked into a temporary root and served from there.
+if [ "$preset" = release ]; then
+  bash scripts/package.sh
+  bash tests/package/install_test.sh
+fi

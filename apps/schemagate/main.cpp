@@ -1,6 +1,7 @@
 // schemagate: one binary for the server and its command-line tools.
 
 #include "demo_command.hpp"
+#include "embed/word_vectors.hpp"
 #include "evolve_command.hpp"
 #include "gateway/access.hpp"
 #include "json/jcs.hpp"
@@ -90,6 +91,18 @@ CLI::App* add_server_command(CLI::App& app, const std::string& name, const std::
       ->add_option("--agent-timeout-ms", config.exchange.agent_timeout,
                    "How long an agent may take to answer an executed payload (then 504)")
       ->envname("SCHEMAGATE_AGENT_TIMEOUT_MS");
+  serve
+      ->add_option("--max-name-chars", config.card_limits.name_chars,
+                   "Longest agent or operation name, in characters (code points)")
+      ->envname("SCHEMAGATE_MAX_NAME_CHARS")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{100000}))
+      ->capture_default_str();
+  serve
+      ->add_option("--max-description-chars", config.card_limits.description_chars,
+                   "Longest agent or operation description, in characters (code points)")
+      ->envname("SCHEMAGATE_MAX_DESCRIPTION_CHARS")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}))
+      ->capture_default_str();
   serve
       ->add_option("--max-other-chars", config.exchange.max_other_chars,
                    "Longest `other` text kept from a payload (the rest is cut)")
@@ -290,7 +303,7 @@ int main(int argc, char** argv) {
   schemagate::cli::VersioningCommands versioning;
   schemagate::cli::add_versioning_commands(app, versioning);
   schemagate::cli::EvolveCommand evolve;
-  evolve.word_vectors = SCHEMAGATE_DEFAULT_WORD_VECTORS;
+  evolve.word_vectors = schemagate::embed::find_word_vectors().found;
   schemagate::cli::add_evolve(app, evolve);
   schemagate::cli::NegotiateCommand negotiate;
   schemagate::cli::add_negotiate(app, negotiate);

@@ -14,19 +14,25 @@ void add_ops_routes(http::Router& router, const OpsDependencies& deps) {
     return http::Response::json(200, boost::json::object{{"status", "ok"}});
   });
 
-  router.add("GET", "/readyz", [&store = deps.store](http::Request&) {
-    try {
-      store.ping();
-    } catch (const std::exception& e) {
-      spdlog::warn("readiness check failed: {}", e.what());
-      throw http::Error(503, "Unavailable", std::string("store unreachable: ") + e.what());
-    }
-    const auto info = store.info();
-    return http::Response::json(
-        200, boost::json::object{
-                 {"status", "ready"},
-                 {"store", {{"backend", info.backend}, {"schema_version", info.schema_version}}}});
-  });
+  router.add(
+      "GET", "/readyz", [&store = deps.store, embedder = deps.search_embedder](http::Request&) {
+        try {
+          store.ping();
+        } catch (const std::exception& e) {
+          spdlog::warn("readiness check failed: {}", e.what());
+          throw http::Error(503, "Unavailable", std::string("store unreachable: ") + e.what());
+        }
+        const auto info = store.info();
+        return http::Response::json(
+            200,
+            boost::json::object{
+                {"status", "ready"},
+                {"store", {{"backend", info.backend}, {"schema_version", info.schema_version}}},
+                // Lexical-only search is a degraded start (no word vectors found): say so.
+                {"search", embedder.empty() ? boost::json::object{{"ranking", "lexical"}}
+                                            : boost::json::object{{"ranking", "hybrid"},
+                                                                  {"embedder", embedder}}}});
+      });
 
   router.add("GET", "/metrics", [&metrics = deps.metrics](http::Request&) {
     return http::Response::text(200, metrics.render_prometheus(),

@@ -3,6 +3,8 @@
 #include "http/router.hpp"
 #include "json/parse.hpp"
 
+#include <string>
+
 namespace schemagate::store {
 class Store;
 }
@@ -16,6 +18,7 @@ struct OpsDependencies {
   store::Store& store;
   util::MetricsRegistry& metrics;
   const json::ParseLimits& json_limits;
+  std::string search_embedder;  // the embedding model of hybrid search; empty: lexical only
 };
 
 // GET /healthz, GET /readyz, GET /metrics, POST /jcs.

@@ -5,8 +5,27 @@
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 
 namespace schemagate::embed {
+
+WordVectorsLookup find_word_vectors() {
+  WordVectorsLookup out;
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    out.tried.push_back((exe.parent_path() / "../share/schemagate/word-vectors/glove-100d.sgwv")
+                            .lexically_normal());
+  }
+  out.tried.push_back(SCHEMAGATE_BUILD_WORD_VECTORS);
+  for (const auto& path : out.tried) {
+    if (std::filesystem::exists(path, ec)) {
+      out.found = path;
+      break;
+    }
+  }
+  return out;
+}
 
 void normalize(Vector& v) {
   double sum = 0;

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 namespace schemagate::embed {
 
@@ -34,5 +35,15 @@ class WordVectorEmbedder final : public Embedder {
   std::vector<float> scales_;                            // per word
   Vector common_;  // the direction all text shares, projected out of each embedding
 };
+
+// Where the word vectors are when no file is named: share/schemagate/word-vectors/ beside the
+// running binary's bin/ (an installed package, or any prefix it was moved to), then the file
+// scripts/install-deps.sh builds in this source tree (development). `found` is empty when none
+// exists; `tried` lists every place looked at, for the message that says so.
+struct WordVectorsLookup {
+  std::string found;
+  std::vector<std::string> tried;
+};
+WordVectorsLookup find_word_vectors();
 
 }  // namespace schemagate::embed

@@ -564,7 +564,7 @@ GatewayService::Outcome GatewayService::invoke(std::string_view agent_id,
   std::string idem_key;
   std::string body_hash;
   if (!idempotency_key.empty()) {
-    if (idempotency_key.size() > 255) {
+    if (util::char_count(idempotency_key) > 255) {
       throw GatewayError(400, "InvalidInput", "Idempotency-Key is longer than 255 characters");
     }
     idem_key = caller.client_id + "|" + std::string(agent_id) + "|" + std::string(operation) + "|" +

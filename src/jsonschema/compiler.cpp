@@ -276,8 +276,15 @@ class Compiler {
 
     auto sub = [&](std::string_view kw, const bj::value& child, std::string_view token = {},
                    bool has_token = false) {
-      std::string p = pointer + "/" + json::escape_token(kw);
-      if (has_token) p += "/" + json::escape_token(token);
+      // Appended piece by piece: GCC 12 at -O3 reports a false -Wrestrict for
+      // `"/" + std::string` (GCC bug 105329).
+      std::string p = pointer;
+      p += '/';
+      p += json::escape_token(kw);
+      if (has_token) {
+        p += '/';
+        p += json::escape_token(token);
+      }
       index(doc, child, p, base, resource, dialect, vocab, false);
     };
     for (const auto& kv : obj) {

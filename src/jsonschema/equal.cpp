@@ -1,4 +1,5 @@
 #include "jsonschema/program.hpp"
+#include "util/text.hpp"
 
 namespace schemagate::jsonschema::detail {
 
@@ -55,10 +56,7 @@ bool json_equal(const bj::value& a, const bj::value& b) {
 }
 
 std::size_t utf8_length(std::string_view s) {
-  std::size_t n = 0;
-  for (char c : s)
-    n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  return n;
+  return util::char_count(s);
 }
 
 }  // namespace schemagate::jsonschema::detail

@@ -4,6 +4,7 @@
 
 #include "json/pointer.hpp"
 #include "jsonschema/schema.hpp"
+#include "util/text.hpp"
 
 #include <boost/url/parse.hpp>
 
@@ -68,7 +69,7 @@ class CardReader {
       return {};
     }
     if (required && v->get_string().empty()) problem(path, std::string(key) + " must not be empty");
-    if (v->get_string().size() > max) {
+    if (util::char_count(v->get_string()) > max) {
       problem(path, std::string(key) + " is longer than " + std::to_string(max) + " characters");
     }
     return std::string(v->get_string());
@@ -158,7 +159,8 @@ bool AgentCard::supports_language(std::string_view l) const {
                      });
 }
 
-std::variant<AgentCard, std::vector<CardProblem>> parse_agent_card(const bj::value& body) {
+std::variant<AgentCard, std::vector<CardProblem>> parse_agent_card(const bj::value& body,
+                                                                   const CardLimits& limits) {
   CardReader r;
   AgentCard card;
   if (!body.is_object()) {
@@ -171,8 +173,8 @@ std::variant<AgentCard, std::vector<CardProblem>> parse_agent_card(const bj::val
   if (!card.id.empty() && !id_ok(card.id)) {
     r.problem("/id", "id must be a slug (letters, digits, '-', '_', '.', '~'), a UUID or a URI");
   }
-  card.name = r.text(o, "name", true, 200);
-  card.description = r.text(o, "description", true, 4000);
+  card.name = r.text(o, "name", true, limits.name_chars);
+  card.description = r.text(o, "description", true, limits.description_chars);
   card.capabilities = r.strings(o, "capabilities");
   card.tags = r.strings(o, "tags");
   card.supported_languages = r.strings(o, "supported_languages");
@@ -224,8 +226,8 @@ std::variant<AgentCard, std::vector<CardProblem>> parse_agent_card(const bj::val
         }
         const auto& op = ov.get_object();
         Operation out;
-        out.name = r.text(op, "name", true, 128, path);
-        out.description = r.text(op, "description", false, 4000, path);
+        out.name = r.text(op, "name", true, std::min<std::size_t>(128, limits.name_chars), path);
+        out.description = r.text(op, "description", false, limits.description_chars, path);
         out.scenario = r.text(op, "scenario", false, 128, path);
         out.endpoint = r.text(op, "endpoint", false, 2048, path);
         if (!out.endpoint.empty() && !http_url(out.endpoint)) {

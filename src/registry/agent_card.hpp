@@ -64,8 +64,18 @@ struct CardProblem {
   std::string message;
 };
 
+// The longest texts a card may carry, in characters (code points, not bytes: seed 000 §4.2 wants
+// descriptions in any language). --max-name-chars and --max-description-chars set them.
+struct CardLimits {
+  std::size_t name_chars = 200;          // the card's and its operations' names
+  std::size_t description_chars = 4000;  // the card's and its operations' descriptions
+  // No text limit: for cards already stored, which a lowered limit must not make disappear.
+  static CardLimits unlimited() { return {SIZE_MAX, SIZE_MAX}; }
+};
+
 // Validates a card (every problem listed) and normalizes it: the seed's simple top-level
 // `inputs`/`outputs` maps ({"text": "string"}) become a default operation's JSON Schemas.
-std::variant<AgentCard, std::vector<CardProblem>> parse_agent_card(const boost::json::value& body);
+std::variant<AgentCard, std::vector<CardProblem>> parse_agent_card(const boost::json::value& body,
+                                                                   const CardLimits& limits = {});
 
 }  // namespace schemagate::registry

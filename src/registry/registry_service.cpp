@@ -123,6 +123,7 @@ RegistryService::RegistryService(store::Store& store, const util::Clock& clock, 
       embedder_(options.embedder),
       scenario_text_(std::move(options.scenario_text)),
       versioning_(options.versioning),
+      card_limits_(options.card_limits),
       index_(options.exact_vector_search_below) {
   const std::string model = embedder_ ? embedder_->model() : std::string();
   // Cards whose stored vector is missing or stale, embedded in batches after the scan.
@@ -176,9 +177,13 @@ RegistryService::RegistryService(store::Store& store, const util::Clock& clock, 
   for (;;) {
     const auto page = store_.list(kAgents, {"", after, 500});
     for (const auto& d : page.items) {
-      auto parsed = parse_agent_card(d.body);
+      auto parsed = parse_agent_card(d.body, CardLimits::unlimited());
       auto* card = std::get_if<AgentCard>(&parsed);
-      if (!card) continue;
+      if (!card) {
+        spdlog::error("registry: stored agent {} no longer reads as a card; left in the store",
+                      d.key);
+        continue;
+      }
       meta_[card->id] = {d.revision, d.updated_at_ms};
       auto extra = extra_text(*card);
       embed::Vector v;
@@ -258,7 +263,7 @@ RegistryService::Entry RegistryService::entry_from(std::shared_ptr<const AgentCa
 
 RegistryService::Registered RegistryService::store_card(const bj::value& body,
                                                         std::optional<std::int64_t> expected) {
-  auto parsed = parse_agent_card(body);
+  auto parsed = parse_agent_card(body, card_limits_);
   if (auto* problems = std::get_if<std::vector<CardProblem>>(&parsed)) throw invalid(*problems);
   AgentCard card = std::move(std::get<AgentCard>(parsed));
   if (!card.raw.contains("last_update")) {

@@ -79,6 +79,7 @@ class RegistryService {
     // same atomic write as the card, and is refused (409 BreakingChange) when a breaking
     // change is not a new major version.
     versioning::VersioningService* versioning = nullptr;
+    CardLimits card_limits = {};  // for registrations; stored cards load whatever their length
   };
   RegistryService(store::Store& store, const util::Clock& clock);
   RegistryService(store::Store& store, const util::Clock& clock, Options options);
@@ -142,6 +143,7 @@ class RegistryService {
   embed::Embedder* embedder_;
   std::function<std::vector<std::string>(const std::string&)> scenario_text_;
   versioning::VersioningService* versioning_;
+  CardLimits card_limits_;
   mutable std::shared_mutex mu_;  // the index: many searches, few registrations
   SearchIndex index_;
   std::unordered_map<std::string, std::pair<std::int64_t, std::int64_t>>

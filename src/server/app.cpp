@@ -52,18 +52,22 @@ std::unique_ptr<embed::Embedder> make_embedder(const SearchConfig& config, http:
                              config.embedder + "\"");
   }
   if (config.word_vectors.empty()) {
-    // The default file is built by scripts/install-deps.sh; without it search still works,
-    // lexically, and says so.
-    const std::string path = SCHEMAGATE_DEFAULT_WORD_VECTORS;
-    try {
-      return embed::WordVectorEmbedder::load(path);
-    } catch (const embed::EmbedError& e) {
-      spdlog::warn(
-          "search: {}; ranking is lexical only (run scripts/install-deps.sh or pass "
-          "--word-vectors)",
-          e.what());
-      return nullptr;
+    // Installed: share/schemagate/ beside bin/ (found from the binary, so a package or a
+    // moved prefix keeps it). In a build tree: the file scripts/install-deps.sh builds. Without
+    // either, search still works, lexically, and says where it looked.
+    const auto lookup = embed::find_word_vectors();
+    if (!lookup.found.empty()) {
+      spdlog::info("search: word vectors from {}", lookup.found);
+      return embed::WordVectorEmbedder::load(lookup.found);
     }
+    std::string where;
+    for (const auto& path : lookup.tried)
+      where += (where.empty() ? "" : ", ") + path;
+    spdlog::warn(
+        "search: no word vectors at {}; ranking is lexical only (install them, run "
+        "scripts/install-deps.sh, or pass --word-vectors)",
+        where);
+    return nullptr;
   }
   return embed::WordVectorEmbedder::load(config.word_vectors);
 }
@@ -121,7 +125,7 @@ int run(const Config& config, const StartHook& on_start) {
       *store, clock,
       {embedder.get(), config.search.exact_vector_search_below,
        [&exchange](const std::string& scenario) { return exchange.key_descriptions(scenario); },
-       &versioning});
+       &versioning, config.card_limits});
   spdlog::info("registry: {} agents indexed", registry.size());
   exchange.on_published([&registry](const std::string& scenario) {
     if (const auto n = registry.refresh_scenario(scenario)) {
@@ -183,7 +187,8 @@ int run(const Config& config, const StartHook& on_start) {
   api::Auth auth(access);
 
   http::Router router;
-  api::add_ops_routes(router, {*store, metrics, config.json_limits});
+  api::add_ops_routes(router,
+                      {*store, metrics, config.json_limits, embedder ? embedder->model() : ""});
   api::add_access_routes(router, auth, config.json_limits);
   api::add_exchange_routes(router, exchange, auth, config.json_limits);
   HttpCardFetcher card_fetcher(agent_client);

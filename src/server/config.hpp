@@ -3,6 +3,7 @@
 #include "exchange/exchange_service.hpp"
 #include "http/server.hpp"
 #include "json/parse.hpp"
+#include "registry/agent_card.hpp"
 #include "store/store.hpp"
 
 #include <chrono>
@@ -14,7 +15,7 @@ namespace schemagate::server {
 struct SearchConfig {
   // "word-vectors" (built in, offline), "http" (an OpenAI-compatible server) or "none".
   std::string embedder = "word-vectors";
-  std::string word_vectors;  // empty: the file scripts/install-deps.sh builds
+  std::string word_vectors;  // empty: share/schemagate/ beside the binary, else the build's own
   std::string embedding_url;
   std::string embedding_model;
   std::string embedding_api_key;  // from SCHEMAGATE_EMBEDDING_API_KEY only
@@ -54,6 +55,7 @@ struct Config {
   json::ParseLimits json_limits;
   exchange::ExchangeLimits exchange;
   SearchConfig search;
+  registry::CardLimits card_limits;
   A2AConfig a2a;
   VersioningConfig versioning;
   EvolutionConfig evolution;

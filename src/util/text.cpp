@@ -101,6 +101,13 @@ std::string lower_ascii(std::string_view s) {
 
 }  // namespace
 
+std::size_t char_count(std::string_view utf8) {
+  std::size_t n = 0;
+  for (const char c : utf8)
+    n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return n;
+}
+
 std::string_view trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
     s.remove_prefix(1);

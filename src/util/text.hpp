@@ -21,6 +21,10 @@ bool is_function_word(std::string_view word);
 std::string encode_base64(std::string_view bytes);
 bool decode_base64(std::string_view text, std::string& bytes);
 
+// How many characters (Unicode code points) a UTF-8 text holds: what every text limit counts,
+// since a limit's message says "characters" (4,000 Chinese characters are 12,000 bytes).
+std::size_t char_count(std::string_view utf8);
+
 // `s` without leading and trailing ASCII whitespace.
 std::string_view trim(std::string_view s);
 

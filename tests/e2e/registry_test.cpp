@@ -137,6 +137,34 @@ TEST_F(RegistryTest, BadCardsListEveryProblem) {
   }
 }
 
+// Seed 000 §4.2: descriptions in any language. Limits count characters, as their messages say,
+// are set by flags, and a lowered limit never hides a card that is already stored.
+TEST_F(RegistryTest, TextLimitsCountCharactersNotBytes) {
+  std::string chinese;
+  for (int i = 0; i < 1500; ++i)
+    chinese += "\u9884";  // 预: three bytes in UTF-8
+  ASSERT_EQ(chinese.size(), 4500u);
+  auto card = agent("zh-agent", "中文预订代理", chinese, {"booking"}, {"zh"});
+  const auto created = add(card);
+  ASSERT_EQ(created.status, 201) << created.body;
+
+  std::string long_text(4001, 'x');
+  auto too_long = agent("long-agent", "Long", long_text, {"booking"});
+  const auto refused = add(too_long);
+  ASSERT_EQ(refused.status, 422);
+  EXPECT_NE(refused.body.find("description is longer than 4000 characters"), std::string::npos)
+      << refused.body;
+
+  // A lower limit by flag: new registrations are held to it; the stored card still loads.
+  restart({"--max-description-chars", "1000", "--max-name-chars", "5"});
+  EXPECT_EQ(c_->get("/agents/zh-agent").status, 200);
+  const auto named = add(agent("short", "123456", "fine", {"x"}));
+  ASSERT_EQ(named.status, 422);
+  EXPECT_NE(named.body.find("name is longer than 5 characters"), std::string::npos) << named.body;
+  EXPECT_EQ(add(agent("short", "中文预订代", "fine", {"x"})).status, 201)
+      << "five characters of three bytes each fit a five-character limit";
+}
+
 TEST_F(RegistryTest, PutCreatesReplacesAndDeleteRemoves) {
   const auto card = agent("a1", "Agent One", "Does one thing.", {"one"});
   EXPECT_EQ(

@@ -45,7 +45,15 @@ TEST_F(ServerTest, HealthAndReadinessReportOk) {
   EXPECT_EQ(ready.status, 200);
   EXPECT_EQ(body_json(ready).at("status"), "ready");
   EXPECT_EQ(body_json(ready).at("store").at("backend"), "sqlite");
+  // The build's word vectors (scripts/install-deps.sh) are found: hybrid ranking. A start
+  // without them says "lexical" here rather than only in a log line.
+  EXPECT_EQ(body_json(ready).at("search").at("ranking"), "hybrid");
+  EXPECT_EQ(body_json(ready).at("search").at("embedder"), "glove-100d-sif1");
   EXPECT_TRUE(fs::exists(dir_ / "schemagate.db"));
+
+  Server lexical(fresh_dir("lexical-readiness"), {"--embedder", "none"});
+  HttpClient l("127.0.0.1", lexical.port);
+  EXPECT_EQ(body_json(l.get("/readyz")).at("search").at("ranking"), "lexical");
 }
 
 TEST_F(ServerTest, UnknownRouteIs404AndWrongMethodIs405WithAllow) {
