@@ -322,7 +322,9 @@ BuiltPayload PayloadBuilder::build(const std::string& utterance) const {
     clauses[tokens[i].clause].push_back(i);
   }
   std::vector<std::string> other;
-  for (const auto& [clause, idx] : clauses) {
+  // Not a structured binding: Clang before 16 cannot capture one in the lambda below.
+  for (const auto& clause_entry : clauses) {
+    const auto& idx = clause_entry.second;
     const auto score = [&](const std::vector<std::string>& words) {
       std::size_t s = 0;
       for (const auto i : idx) {

@@ -361,6 +361,7 @@ struct Server::Impl {
   void begin_shutdown() {
     asio::post(ioc, [this] {
       if (stopping.exchange(true)) return;
+      if (options.on_shutdown) options.on_shutdown();
       boost::system::error_code ignored;
       acceptor.close(ignored);
       signals.cancel(ignored);

@@ -37,6 +37,9 @@ struct ServerOptions {
   bool handle_signals = true;       // SIGINT/SIGTERM start a graceful shutdown
   bool access_log = true;           // one JSON line per request on stdout
   std::string name = "schemagate";  // in the "<name> listening on <url>" log line
+  // Called once when a graceful shutdown begins: long-lived streams end themselves here
+  // instead of holding the shutdown for its whole grace period.
+  std::function<void()> on_shutdown;
 };
 
 // HTTP calls run by the server's own I/O threads, so that no thread waits for the reply: for fast

@@ -450,9 +450,11 @@ class Run {
         if (!inst.is_object()) return true;
         const auto& obj = inst.get_object();
         bool ok = true;
-        for (const auto& [prop, needs] : data(in).dependencies) {
+        // Not a structured binding: Clang before 16 cannot capture one in the lambda below.
+        for (const auto& dependency : data(in).dependencies) {
+          const auto& prop = dependency.first;
           if (!obj.contains(prop)) continue;
-          for (const auto& need : needs) {
+          for (const auto& need : dependency.second) {
             if (!obj.contains(need)) {
               ok = error(in, [&] {
                 return "property \"" + prop + "\" requires property \"" + need + "\"";

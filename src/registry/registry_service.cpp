@@ -336,7 +336,13 @@ std::vector<store::Write> RegistryService::version_operations(AgentCard& card,
 }
 
 RegistryService::Registered RegistryService::create(const bj::value& body) {
-  return store_card(body, 0);
+  auto out = store_card(body, 0);
+  changed(out.entry.card->id);
+  return out;
+}
+
+void RegistryService::changed(const std::string& id) const {
+  if (on_changed_) on_changed_(id);
 }
 
 RegistryService::Registered RegistryService::put(std::string_view id, const bj::value& body) {
@@ -349,7 +355,9 @@ RegistryService::Registered RegistryService::put(std::string_view id, const bj::
                         "the card's id does not match /agents/" + std::string(id));
   }
   o["id"] = id;
-  return store_card(copy, std::nullopt);
+  auto out = store_card(copy, std::nullopt);
+  changed(out.entry.card->id);
+  return out;
 }
 
 namespace {
@@ -549,15 +557,18 @@ RegistryService::Registered RegistryService::crawl(const std::string& url, CardF
 }
 
 void RegistryService::remove(std::string_view id) {
-  std::unique_lock lock(mu_);
-  const auto removed =
-      store_.commit({store::Write::remove(std::string(kAgents), std::string(id)),
-                     store::Write::remove(std::string(kVectors), std::string(id))});
-  if (removed.front().revision == 0) {
-    throw RegistryError(Kind::not_found, "no agent \"" + std::string(id) + "\"");
+  {
+    std::unique_lock lock(mu_);
+    const auto removed =
+        store_.commit({store::Write::remove(std::string(kAgents), std::string(id)),
+                       store::Write::remove(std::string(kVectors), std::string(id))});
+    if (removed.front().revision == 0) {
+      throw RegistryError(Kind::not_found, "no agent \"" + std::string(id) + "\"");
+    }
+    index_.remove(id);
+    meta_.erase(std::string(id));
   }
-  index_.remove(id);
-  meta_.erase(std::string(id));
+  changed(std::string(id));
 }
 
 RegistryService::Entry RegistryService::get(std::string_view id, const Caller& caller) {

@@ -122,6 +122,12 @@ class RegistryService {
 
   std::size_t size() const;
 
+  // Called after each registration, replacement or removal, outside the registry's lock (the
+  // MCP face tells its sessions that their tool list changed). Set before serving.
+  void on_changed(std::function<void(const std::string& agent_id)> listener) {
+    on_changed_ = std::move(listener);
+  }
+
   // A scenario's template changed: agents whose operations name it are indexed (and embedded)
   // again with its key descriptions. Returns how many.
   std::size_t refresh_scenario(const std::string& scenario);
@@ -144,6 +150,8 @@ class RegistryService {
   std::function<std::vector<std::string>(const std::string&)> scenario_text_;
   versioning::VersioningService* versioning_;
   CardLimits card_limits_;
+  std::function<void(const std::string&)> on_changed_;
+  void changed(const std::string& id) const;
   mutable std::shared_mutex mu_;  // the index: many searches, few registrations
   SearchIndex index_;
   std::unordered_map<std::string, std::pair<std::int64_t, std::int64_t>>

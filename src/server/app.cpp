@@ -6,6 +6,7 @@
 #include "api/evolution_routes.hpp"
 #include "api/exchange_routes.hpp"
 #include "api/gateway_routes.hpp"
+#include "api/mcp_routes.hpp"
 #include "api/ops.hpp"
 #include "api/registry_routes.hpp"
 #include "api/ui_routes.hpp"
@@ -19,6 +20,7 @@
 #include "http/client.hpp"
 #include "json/parse.hpp"
 #include "llm/chat_model.hpp"
+#include "mcp/mcp_service.hpp"
 #include "registry/registry_service.hpp"
 #include "server/http_agent_transport.hpp"
 #include "server/http_card_fetcher.hpp"
@@ -127,10 +129,16 @@ int run(const Config& config, const StartHook& on_start) {
        [&exchange](const std::string& scenario) { return exchange.key_descriptions(scenario); },
        &versioning, config.card_limits});
   spdlog::info("registry: {} agents indexed", registry.size());
-  exchange.on_published([&registry](const std::string& scenario) {
+  // The MCP face's tool lists follow the registry and the published templates.
+  mcp::McpService* mcp_tools = nullptr;
+  exchange.on_published([&registry, &mcp_tools](const std::string& scenario) {
     if (const auto n = registry.refresh_scenario(scenario)) {
       spdlog::info("registry: {} agents naming {} indexed with its new template", n, scenario);
     }
+    if (mcp_tools) mcp_tools->tools_changed();
+  });
+  registry.on_changed([&mcp_tools](const std::string&) {
+    if (mcp_tools) mcp_tools->tools_changed();
   });
   gateway::GatewayLimits gateway_limits;
   gateway_limits.agent_timeout = config.exchange.agent_timeout;
@@ -196,6 +204,21 @@ int run(const Config& config, const StartHook& on_start) {
   api::add_gateway_routes(router, gateway, auth, config.json_limits);
   api::add_versioning_routes(router, versioning, auth, config.json_limits);
   api::add_ui_routes(router);
+  mcp::McpOptions mcp_options;
+  mcp_options.audit = [&access](const std::string& client, const std::string& target, int status,
+                                double ms) { access.audit(client, "invoke", target, status, ms); };
+  mcp::McpService mcp(
+      registry, gateway, exchange,
+      [&exchange](const std::string& scenario) -> boost::json::value {
+        try {
+          return exchange.json_schema(scenario);
+        } catch (const exchange::ExchangeError&) {
+          return nullptr;
+        }
+      },
+      mcp_options);
+  mcp_tools = &mcp;
+  api::add_mcp_routes(router, mcp, auth, config.json_limits);
   std::unique_ptr<llm::ChatModel> chat;
   std::unique_ptr<evolution::EvolutionEngine> evolution;
   if (config.evolution.enabled && embedder) {
@@ -235,7 +258,9 @@ int run(const Config& config, const StartHook& on_start) {
                                         config.http.tls.has_value()};
   api::add_a2a_routes(router, a2a_service, auth, a2a_routes);
 
-  http::Server server(router, metrics, config.http);
+  auto http_options = config.http;
+  http_options.on_shutdown = [&mcp] { mcp.stop(); };
+  http::Server server(router, metrics, http_options);
   // Gateway calls forward on the server's own I/O threads (no thread waits for an agent).
   transport.use_async_client(&server.async_client());
   try {
