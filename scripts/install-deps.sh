@@ -6,7 +6,9 @@ cd "$(dirname "$0")/.."
 
 packages=(
   # toolchain
-  g++ cmake ninja-build ccache pkg-config clang-format git openssl curl
+  g++ clang cmake ninja-build ccache pkg-config clang-format git openssl curl
+  # packaging (scripts/package.sh: cpack's .deb, dependencies read by dpkg-shlibdeps)
+  dpkg-dev
   # libraries (DESIGN.md "Dependencies")
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev libssl-dev
   libre2-dev libsodium-dev libsqlite3-dev sqlite3 libpq-dev libhnswlib-dev

@@ -29,7 +29,13 @@ ctest --preset "$preset" -j "$(nproc)" --timeout 600
 
 # As a packager builds it: a plain `cmake -DCMAKE_BUILD_TYPE=Release` (no presets, no -Werror),
 # packaged as a .deb, unpacked into a temporary root and served from there.
+# And the binary with Clang too, the same plain way.
 if [ "$preset" = release ]; then
   bash scripts/package.sh
   bash tests/package/install_test.sh
+  CXX=clang++ cmake -S . -B build/clang -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DSCHEMAGATE_BUILD_TESTS=OFF -DSCHEMAGATE_BUILD_BENCH=OFF -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
+    >/dev/null
+  cmake --build build/clang --target schemagate
+  build/clang/apps/schemagate/schemagate --version
 fi

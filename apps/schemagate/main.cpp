@@ -1,5 +1,6 @@
 // schemagate: one binary for the server and its command-line tools.
 
+#include "client_commands.hpp"
 #include "demo_command.hpp"
 #include "embed/word_vectors.hpp"
 #include "evolve_command.hpp"
@@ -307,6 +308,8 @@ int main(int argc, char** argv) {
   schemagate::cli::add_evolve(app, evolve);
   schemagate::cli::NegotiateCommand negotiate;
   schemagate::cli::add_negotiate(app, negotiate);
+  schemagate::cli::ClientCommands client;
+  schemagate::cli::add_client_commands(app, client);
 
   auto* jcs = app.add_subcommand(
       "jcs", "Print the RFC 8785 canonical form of a JSON file (no trailing newline)");
@@ -369,6 +372,7 @@ int main(int argc, char** argv) {
   if (const auto status = schemagate::cli::run_versioning_commands(versioning)) return *status;
   if (const auto status = schemagate::cli::run_evolve(evolve)) return *status;
   if (const auto status = schemagate::cli::run_negotiate(negotiate)) return *status;
+  if (const auto status = schemagate::cli::run_client_commands(client)) return *status;
 
   if (keys_create->parsed()) {
     try {
