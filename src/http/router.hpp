@@ -38,6 +38,14 @@ class Router {
   // match but none for this method, with an Allow header).
   Match route(Request& request) const;
 
+  // Every (method, pattern) served, in the order added: what the OpenAPI document must cover.
+  std::vector<std::pair<std::string, std::string>> routes() const {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& r : routes_)
+      out.emplace_back(r.method, r.pattern);
+    return out;
+  }
+
  private:
   struct Segment {
     enum class Kind { literal, param, rest };

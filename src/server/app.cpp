@@ -33,6 +33,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cstdio>
+
 namespace schemagate::server {
 
 namespace {
@@ -258,6 +260,11 @@ int run(const Config& config, const StartHook& on_start) {
                                         config.http.tls.has_value()};
   api::add_a2a_routes(router, a2a_service, auth, a2a_routes);
 
+  if (config.list_routes) {
+    for (const auto& [method, pattern] : router.routes())
+      std::printf("%s %s\n", method.c_str(), pattern.c_str());
+    return 0;
+  }
   auto http_options = config.http;
   http_options.on_shutdown = [&mcp] { mcp.stop(); };
   http::Server server(router, metrics, http_options);

@@ -60,6 +60,8 @@ struct Config {
   VersioningConfig versioning;
   EvolutionConfig evolution;
   std::string log_level = "info";
+  bool list_routes =
+      false;              // print "METHOD PATTERN" per route and exit (what /openapi.json covers)
   std::string admin_key;  // from SCHEMAGATE_ADMIN_KEY only: keys do not belong in argv
 };
 
