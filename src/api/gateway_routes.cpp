@@ -6,6 +6,7 @@
 #include "gateway/gateway_service.hpp"
 #include "registry/registry_service.hpp"
 #include "util/text.hpp"
+#include "util/trace.hpp"
 
 #include <chrono>
 
@@ -48,11 +49,13 @@ struct InvokeAudit {
   std::string client_id;
   std::string target;
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  // Taken now: the fast path audits from the transport's thread, outside the request.
+  std::string trace_id = util::current_trace() ? util::current_trace()->trace_id : std::string();
   void operator()(int status) const {
     auth->access().audit(
         client_id, "invoke", target, status,
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-            .count());
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(),
+        trace_id);
   }
 };
 

@@ -2,6 +2,7 @@
 
 #include "store/store.hpp"
 #include "util/clock.hpp"
+#include "util/trace.hpp"
 
 #include <sodium.h>
 
@@ -116,6 +117,7 @@ std::vector<bj::value> AccessControl::to_events(const std::vector<AuditRecord>& 
                              {"target", r.target},
                              {"status", r.status},
                              {"latency_ms", std::round(r.latency_ms * 1000) / 1000}});
+    if (!r.trace_id.empty()) out.back().as_object()["trace_id"] = r.trace_id;
   }
   return out;
 }
@@ -234,9 +236,14 @@ int AccessControl::take_token(const Principal& p) {
 }
 
 void AccessControl::audit(const std::string& client_id, std::string_view action,
-                          std::string_view target, int status, double latency_ms) {
+                          std::string_view target, int status, double latency_ms,
+                          std::string_view trace_id) {
+  if (trace_id.empty()) {
+    if (const auto* t = util::current_trace()) trace_id = t->trace_id;
+  }
   AuditRecord record{clock_.now_unix_ms(), client_id, std::string(action),
-                     std::string(target),  status,    latency_ms};
+                     std::string(target),  status,    latency_ms,
+                     std::string(trace_id)};
   std::lock_guard lock(audit_mu_);
   audit_queue_.push_back(std::move(record));
 }

@@ -72,8 +72,9 @@ class AccessControl {
   // Registrations and invocations: who, what, status, latency; never payload content. Entries
   // are queued and written in batches (one disk sync per batch, at most ~50 ms later), so that
   // auditing does not put a disk sync on every request.
+  // `trace_id`: the W3C trace the action belongs to; empty takes the current request's.
   void audit(const std::string& client_id, std::string_view action, std::string_view target,
-             int status, double latency_ms);
+             int status, double latency_ms, std::string_view trace_id = {});
   boost::json::array audit_tail(std::size_t limit);
   void flush_audit();
 
@@ -92,6 +93,7 @@ class AccessControl {
     std::string client_id, action, target;
     int status;
     double latency_ms;
+    std::string trace_id;
   };
   static std::vector<boost::json::value> to_events(const std::vector<AuditRecord>& records);
   static constexpr std::chrono::seconds kKeyCacheTtl{60};

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "util/trace.hpp"
+
 #include <boost/json/value.hpp>
 
 #include <functional>
@@ -30,6 +32,8 @@ struct Request {
   std::string body;
   std::map<std::string, std::string, std::less<>> path_params;  // filled by the router
   std::string remote_address;
+  // W3C Trace Context from `traceparent` (or a new trace), with this server's span.
+  util::TraceContext trace;
   // What a route's fast path that declined hands over to the route's handler (the caller it
   // already authenticated, say), so that nothing is done twice.
   std::shared_ptr<void> handover;

@@ -8,6 +8,9 @@
 #include <boost/beast/http.hpp>
 #include <boost/url/parse.hpp>
 
+#include "util/trace.hpp"
+
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -37,6 +40,11 @@ inline Target parse_target(std::string_view url) {
   return t;
 }
 
+inline bool has_header(const std::vector<Header>& headers, std::string_view name) {
+  return std::any_of(headers.begin(), headers.end(),
+                     [&](const Header& h) { return boost::beast::iequals(h.name, name); });
+}
+
 inline bhttp::request<bhttp::string_body> make_request(std::string_view method, const Target& t,
                                                        std::string body,
                                                        const std::vector<Header>& headers) {
@@ -45,6 +53,10 @@ inline bhttp::request<bhttp::string_body> make_request(std::string_view method, 
   req.set(bhttp::field::user_agent, "schemagate");
   for (const auto& h : headers)
     req.set(h.name, h.value);
+  if (const auto* trace = util::current_trace(); trace && !has_header(headers, "traceparent")) {
+    req.set("traceparent", trace->traceparent());
+    if (!trace->tracestate.empty()) req.set("tracestate", trace->tracestate);
+  }
   req.body() = std::move(body);
   req.prepare_payload();
   req.keep_alive(true);
@@ -103,6 +115,14 @@ inline void append_header(std::string& out, std::string_view name, std::string_v
   for (const char c : value)
     out += (c == '\r' || c == '\n') ? ' ' : c;
   out += "\r\n";
+}
+
+// The trace of the request being served, carried on to the agent (unless the caller set one).
+inline void append_trace(std::string& out, const std::vector<Header>& headers) {
+  const auto* trace = util::current_trace();
+  if (!trace || has_header(headers, "traceparent")) return;
+  append_header(out, "traceparent", trace->traceparent());
+  if (!trace->tracestate.empty()) append_header(out, "tracestate", trace->tracestate);
 }
 
 }  // namespace schemagate::http::outbound

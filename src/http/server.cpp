@@ -95,6 +95,7 @@ class AsyncClientImpl final : public AsyncClient {
     head += "User-Agent: schemagate\r\n";
     for (const auto& h : headers)
       outbound::append_header(head, h.name, h.value);
+    outbound::append_trace(head, headers);
     head += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n";
     auto req =
         std::make_shared<std::pair<std::string, std::string>>(std::move(head), std::move(body));
@@ -240,6 +241,7 @@ auto try_fast_path(const FastPath& fast, Request& req, Token&& token) {
         struct Reset {
           ~Reset() { current_connection_executor = nullptr; }
         } reset;
+        const util::TraceScope trace(&req.trace);
         try {
           if (!fast(req, respond)) finish(std::nullopt);
         } catch (...) {
@@ -485,7 +487,7 @@ struct Server::Impl {
           Response res = error_response(*reply);
           const auto& req = parser.get();
           record(std::string(req.method_string()), std::string(req.target()), nullptr, res, remote,
-                 0, started);
+                 0, started, util::trace_from_headers(std::nullopt, std::nullopt));
           co_await write(stream, res, false, false);
         }
         co_return;
@@ -502,6 +504,7 @@ struct Server::Impl {
       }
       req.body = std::move(raw.body());
       req.remote_address = remote;
+      req.trace = util::trace_from_headers(req.header("traceparent"), req.header("tracestate"));
       const bool keep_alive = raw.keep_alive();
       const std::size_t bytes_in = req.body.size();
 
@@ -530,7 +533,7 @@ struct Server::Impl {
       } else if (!res) {
         res = dispatch(req, *match.handler);
       }
-      record(req.method, req.target, route, *res, remote, bytes_in, started);
+      record(req.method, req.target, route, *res, remote, bytes_in, started, req.trace);
       const bool again = keep_alive && !stopping;
       if (res->stream) {
         if (!co_await write_stream(stream, *res, again) || !again) co_return;
@@ -542,6 +545,7 @@ struct Server::Impl {
   }
 
   Response dispatch(Request& req, const Handler& handler) {
+    const util::TraceScope trace(&req.trace);  // outgoing calls carry the request's trace
     try {
       return handler(req);
     } catch (...) {
@@ -609,7 +613,7 @@ struct Server::Impl {
 
   void record(const std::string& method, const std::string& target, const std::string* route,
               const Response& res, const std::string& remote, std::size_t bytes_in,
-              std::chrono::steady_clock::time_point started) {
+              std::chrono::steady_clock::time_point started, const util::TraceContext& trace) {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     const std::string route_label = route ? *route : "unmatched";
@@ -624,7 +628,10 @@ struct Server::Impl {
                              {"status", res.status},
                              {"bytes_in", bytes_in},
                              {"bytes_out", res.body.size()},
-                             {"duration_us", static_cast<std::int64_t>(seconds * 1e6)}};
+                             {"duration_us", static_cast<std::int64_t>(seconds * 1e6)},
+                             {"trace_id", trace.trace_id},
+                             {"span_id", trace.span_id}};
+    if (!trace.parent_id.empty()) line["parent_id"] = trace.parent_id;
     util::access_log()->info(boost::json::serialize(line));
   }
 };

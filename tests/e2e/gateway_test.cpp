@@ -93,6 +93,54 @@ TEST_F(GatewayTest, ValidatesForwardsAndReturns) {
   EXPECT_EQ(c_->post_json("/agents/nobody/invoke", "{}").status, 404);
 }
 
+// W3C Trace Context: the caller's trace reaches the agent (with schemagate's span as the
+// parent) and is written to the access log and the audit entry, so one call can be followed.
+TEST_F(GatewayTest, TraceContextIsCarriedToTheAgentAndRecorded) {
+  ASSERT_EQ(c_->post_json("/agents",
+                          bj::serialize(bj::object{{"id", "tracer"},
+                                                   {"name", "Tracer"},
+                                                   {"description", "Echoes trace headers."},
+                                                   {"endpoint", agent_.url("/trace")},
+                                                   {"inputs", bj::object{{"text", "string"}}}}))
+                .status,
+            201);
+  const std::string trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+  const auto r = c_->request("POST", "/agents/tracer/invoke", R"({"text": "hi"})",
+                             {{"Content-Type", "application/json"},
+                              {"traceparent", "00-" + trace + "-00f067aa0ba902b7-01"},
+                              {"tracestate", "vendor=abc"}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  const auto echoed = std::string(body_json(r).at("traceparent").as_string());
+  ASSERT_EQ(echoed.size(), 55u) << echoed;
+  EXPECT_EQ(echoed.substr(0, 36), "00-" + trace + "-");
+  const auto span = echoed.substr(36, 16);
+  EXPECT_NE(span, "00f067aa0ba902b7") << "schemagate's own span is the agent's parent";
+  EXPECT_EQ(echoed.substr(52), "-01");
+  EXPECT_EQ(body_json(r).at("tracestate"), "vendor=abc");
+
+  // A malformed traceparent starts a new trace rather than being passed on.
+  const auto fresh = c_->request("POST", "/agents/tracer/invoke", R"({"text": "hi"})",
+                                 {{"Content-Type", "application/json"},
+                                  {"traceparent", "00-" + trace + "-0000000000000000-01"}});
+  const auto renewed = std::string(body_json(fresh).at("traceparent").as_string());
+  EXPECT_EQ(renewed.size(), 55u);
+  EXPECT_EQ(renewed.find(trace), std::string::npos);
+
+  bool audited = false;
+  const auto audit = body_json(c_->get("/audit?limit=50"));
+  for (const auto& e : audit.at("entries").as_array()) {
+    if (e.at("target") == "tracer" && e.as_object().contains("trace_id") &&
+        e.at("trace_id").as_string() == trace.c_str()) {
+      audited = true;
+    }
+  }
+  EXPECT_TRUE(audited) << "the audit entry names the trace";
+  EXPECT_TRUE(server_->process->wait_for_stdout("\"trace_id\":\"" + trace + "\",\"span_id\":\"" +
+                                                    span + "\",\"parent_id\":\"00f067aa0ba902b7\"",
+                                                5s))
+      << server_->process->stdout_text();
+}
+
 TEST_F(GatewayTest, OperationsByPathOrBody) {
   EXPECT_EQ(body_json(c_->post_json("/agents/multi/operations/translate/invoke", R"({"text":"a"})"))
                 .at("translated_text"),

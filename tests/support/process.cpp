@@ -133,6 +133,15 @@ bool Process::wait_for_stderr(const std::string& needle, std::chrono::millisecon
   return false;
 }
 
+bool Process::wait_for_stdout(const std::string& needle, std::chrono::milliseconds timeout) const {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (stdout_text().find(needle) != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return stdout_text().find(needle) != std::string::npos;
+}
+
 Completed run_command(std::vector<std::string> argv) {
   Process p(std::move(argv));
   const auto status = p.wait(std::chrono::seconds(120));

@@ -27,6 +27,7 @@ class Process {
   std::string stderr_text() const;
   // Waits until stderr contains `needle`; returns false on timeout or exit.
   bool wait_for_stderr(const std::string& needle, std::chrono::milliseconds timeout) const;
+  bool wait_for_stdout(const std::string& needle, std::chrono::milliseconds timeout) const;
 
  private:
   struct Impl;

@@ -65,6 +65,14 @@ class Agent {
       return http::Response::json(200,
                                   bj::object{{"booking_ref", "BK-2"}, {"status", "confirmed"}});
     });
+    // Answers with the W3C trace headers it was sent.
+    router_.add("POST", "/trace", [](http::Request& req) {
+      const auto parent = req.header("traceparent");
+      const auto state = req.header("tracestate");
+      return http::Response::json(200,
+                                  bj::object{{"traceparent", parent ? std::string(*parent) : ""},
+                                             {"tracestate", state ? std::string(*state) : ""}});
+    });
     router_.add("POST", "/slow", [](http::Request&) {
       std::this_thread::sleep_for(1500ms);
       return http::Response::json(200, bj::object{{"status", "late"}});
