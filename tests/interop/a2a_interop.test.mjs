@@ -6,11 +6,7 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 
 import express from 'express';
@@ -24,6 +20,7 @@ import {
 } from '@a2a-js/sdk/client';
 import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
+import { startSchemagate } from './schemagate_process.mjs';
 
 const SCHEMA_EXTENSION =
   'https://raw.githubusercontent.com/facultyai/a2a-extension-object-schemas/refs/heads/main/v1';
@@ -60,33 +57,10 @@ function judge({ a, b }) {
 
 let server; // schemagate
 let base; // http://127.0.0.1:PORT
-let dataDir;
 let plainAgent; // a plain JSON agent behind the gateway
 let plainCalls = 0;
 let sdkAgent; // an agent built with the SDK's server classes
 const sdkReceived = [];
-
-function startSchemagate() {
-  dataDir = mkdtempSync(join(tmpdir(), 'schemagate-a2a-'));
-  const binary = process.env.SCHEMAGATE_BINARY;
-  assert.ok(binary, 'SCHEMAGATE_BINARY must name the schemagate binary');
-  const child = spawn(binary, ['serve', '--listen', '127.0.0.1:0', '--db', join(dataDir, 'db.sqlite'),
-    '--embedder', 'none', '--threads', '2', '--no-access-log'], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let err = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`schemagate did not start:\n${err}`)), 20000);
-    child.stderr.on('data', (d) => {
-      err += d;
-      const m = /listening on (http:\/\/[^\s]+)/.exec(err);
-      if (m && !base) {
-        clearTimeout(timer);
-        base = m[1];
-        resolve(child);
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`schemagate exited ${code}:\n${err}`)));
-  });
-}
 
 function listen(srv) {
   return new Promise((resolve) => srv.listen(0, '127.0.0.1', () => resolve(srv.address().port)));
@@ -168,7 +142,8 @@ async function startSdkAgent() {
 }
 
 before(async () => {
-  server = await startSchemagate();
+  server = await startSchemagate('serve', ['--embedder', 'none', '--threads', '2']);
+  base = server.base;
   plainAgent = createServer((req, res) => {
     let body = '';
     req.on('data', (d) => (body += d));
@@ -199,10 +174,9 @@ before(async () => {
 });
 
 after(() => {
-  server?.kill('SIGTERM');
+  server?.stop();
   plainAgent?.close();
   sdkAgent?.srv.close();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
 function dataPart(value, schema) {

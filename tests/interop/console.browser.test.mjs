@@ -2,16 +2,15 @@
 // (launched with /usr/bin/chromium; nothing is downloaded), against `schemagate demo`.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
+import { startSchemagate } from './schemagate_process.mjs';
 
-const binary = process.env.SCHEMAGATE_BINARY;
 const shots = process.env.SCREENSHOT_DIR || join(tmpdir(), 'schemagate-console-shots');
 const admin = 'console-test-admin-key-0123456789';
-let base, child, browser, page, dataDir, clientKey;
+let base, server, browser, page, clientKey;
 
 async function call(method, path, body, key = admin) {
   const r = await fetch(base + path, {
@@ -23,20 +22,9 @@ async function call(method, path, body, key = admin) {
 }
 
 before(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'schemagate-console-'));
+  server = await startSchemagate('demo', ['--evolution-interval-ms', '100'], { SCHEMAGATE_ADMIN_KEY: admin });
+  base = server.base;
   mkdirSync(shots, { recursive: true });
-  child = spawn(binary, ['demo', '--listen', '127.0.0.1:0', '--db', join(dataDir, 'db.sqlite'),
-    '--no-access-log', '--evolution-interval-ms', '100'], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, SCHEMAGATE_ADMIN_KEY: admin } });
-  let err = '';
-  await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`demo did not start:\n${err}`)), 30000);
-    child.stderr.on('data', (d) => {
-      err += d;
-      const m = /listening on (http:\/\/[^\s]+)/.exec(err);
-      if (m && !base) { clearTimeout(timer); base = m[1]; resolve(); }
-    });
-    child.on('exit', (code) => reject(new Error(`demo exited ${code}:\n${err}`)));
-  });
   clientKey = (await call('POST', '/keys', { client_id: 'alice', role: 'client' })).body.key;
   assert.ok(clientKey, 'a client key');
   // Enough agents to page through, and one that only bob may see.
@@ -56,8 +44,7 @@ before(async () => {
 
 after(async () => {
   await browser?.close();
-  child?.kill('SIGTERM');
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  server?.stop();
 });
 
 test('log in with a client key, search, open flight-booking, book with Figure 8 values', async () => {

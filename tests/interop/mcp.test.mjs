@@ -2,17 +2,13 @@
 // package-lock.json) over Streamable HTTP, with `schemagate demo` as the server.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { startSchemagate } from './schemagate_process.mjs';
 
-const binary = process.env.SCHEMAGATE_BINARY;
 const admin = 'mcp-test-admin-key-0123456789abcdef';
-let base, child, dataDir, aliceKey, bobKey;
+let base, server, aliceKey, bobKey;
 const clients = [];
 
 async function call(method, path, body, key = admin) {
@@ -46,19 +42,8 @@ async function allTools(client) {
 }
 
 before(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'schemagate-mcp-'));
-  child = spawn(binary, ['demo', '--listen', '127.0.0.1:0', '--db', join(dataDir, 'db.sqlite'), '--no-access-log'],
-    { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, SCHEMAGATE_ADMIN_KEY: admin } });
-  let err = '';
-  await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`demo did not start:\n${err}`)), 30000);
-    child.stderr.on('data', (d) => {
-      err += d;
-      const m = /listening on (http:\/\/[^\s]+)/.exec(err);
-      if (m && !base) { clearTimeout(timer); base = m[1]; resolve(); }
-    });
-    child.on('exit', (code) => reject(new Error(`demo exited ${code}:\n${err}`)));
-  });
+  server = await startSchemagate('demo', [], { SCHEMAGATE_ADMIN_KEY: admin });
+  base = server.base;
   aliceKey = (await call('POST', '/keys', { client_id: 'alice', role: 'client' })).body.key;
   bobKey = (await call('POST', '/keys', { client_id: 'bob', role: 'client' })).body.key;
   const secret = await call('POST', '/agents', { id: 'secret-agent', name: 'Secret agent',
@@ -70,8 +55,7 @@ before(async () => {
 
 after(async () => {
   for (const c of clients) await c.close().catch(() => {});
-  child?.kill('SIGTERM');
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  server?.stop();
 });
 
 test('without an API key the MCP face refuses the connection', async () => {

@@ -5,42 +5,29 @@
 // schema accepts.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startSchemagate } from './schemagate_process.mjs';
 
 const binary = process.env.SCHEMAGATE_BINARY;
 const here = dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
-let dir, child, base, doc;
+let dir, server, base, doc;
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'schemagate-openapi-'));
-  child = spawn(binary, ['serve', '--listen', '127.0.0.1:0', '--db', join(dir, 'db.sqlite'), '--no-access-log'],
-    { stdio: ['ignore', 'ignore', 'pipe'] });
-  let err = '';
-  await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${err}`)), 30000);
-    child.stderr.on('data', (d) => {
-      err += d;
-      const m = /listening on (http:\/\/[^\s]+)/.exec(err);
-      if (m && !base) { clearTimeout(timer); base = m[1]; resolve(); }
-    });
-    child.on('exit', (code) => reject(new Error(`server exited ${code}:\n${err}`)));
-  });
+  server = await startSchemagate('serve');
+  base = server.base;
+  dir = server.dir;
   const r = await fetch(`${base}/openapi.json`);
   assert.equal(r.status, 200);
   assert.equal(r.headers.get('content-type'), 'application/json');
   doc = await r.json();
 });
 
-after(() => {
-  child?.kill('SIGTERM');
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+after(() => server?.stop());
 
 // `schemagate validate` of one instance: the list of errors (empty when valid).
 function validate(schema, instance, name) {
