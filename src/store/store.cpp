@@ -1,5 +1,6 @@
 #include "store/store.hpp"
 
+#include "store/postgres/postgres_store.hpp"
 #include "store/sqlite/sqlite_store.hpp"
 
 namespace schemagate::store {
@@ -60,9 +61,7 @@ void Store::scan(std::string_view collection, std::string_view prefix,
 std::unique_ptr<Store> open_store(const StoreOptions& options, const util::Clock& clock) {
   const std::string_view t = options.target;
   if (t.starts_with("postgres://") || t.starts_with("postgresql://")) {
-    throw StoreError(
-        "PostgreSQL stores are not available in this build yet; use a file path "
-        "for the embedded SQLite store");
+    return postgres::open(options, clock);
   }
   return sqlite::open(options, clock);
 }

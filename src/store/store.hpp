@@ -131,6 +131,7 @@ struct StoreOptions {
   // A file path (SQLite, the default) or a postgres:// / postgresql:// URL.
   std::string target = "schemagate.db";
   int busy_timeout_ms = 5000;
+  std::size_t pool_size = 8;  // PostgreSQL connections per replica
 };
 
 // Opens the store named by options.target and brings its schema up to date. Throws

@@ -1,0 +1,455 @@
+#include "store/postgres/postgres_store.hpp"
+
+#include "json/parse.hpp"
+#include "store/postgres/migrations.hpp"
+#include "util/clock.hpp"
+#include "util/contract_error.hpp"
+
+#include <libpq-fe.h>
+#include <spdlog/spdlog.h>
+#include <boost/json/serialize.hpp>
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <type_traits>
+#include <vector>
+
+namespace schemagate::store::postgres {
+
+namespace {
+
+// The database is down or restarting: the request gets 503 with Retry-After, never a crash.
+[[noreturn]] void unavailable(const std::string& why) {
+  throw util::ContractError(503, "Unavailable", "the database is unreachable: " + why, nullptr, 1);
+}
+
+// SQLSTATEs that mean the connection, not the statement, failed (class 08, and the server
+// shutting down or starting up).
+bool connection_failure(const char* state) {
+  if (!state) return true;
+  const std::string s(state);
+  return s.starts_with("08") || s == "57P01" || s == "57P02" || s == "57P03";
+}
+
+class Result {
+ public:
+  explicit Result(PGresult* r) : r_(r) {}
+  ~Result() { PQclear(r_); }
+  Result(const Result&) = delete;
+  Result& operator=(const Result&) = delete;
+  int rows() const { return PQntuples(r_); }
+  std::string_view text(int row, int col) const {
+    return {PQgetvalue(r_, row, col), static_cast<std::size_t>(PQgetlength(r_, row, col))};
+  }
+  std::int64_t integer(int row, int col) const { return std::stoll(PQgetvalue(r_, row, col)); }
+
+ private:
+  PGresult* r_;
+};
+
+class UniqueViolation : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Connection {
+ public:
+  explicit Connection(const std::string& url) : url_(url) { connect(); }
+  ~Connection() {
+    if (conn_) PQfinish(conn_);
+  }
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // Before each use: a connection lost since (the server restarted) is opened again.
+  void ensure() {
+    if (conn_ && PQstatus(conn_) == CONNECTION_OK) return;
+    if (conn_) {
+      PQreset(conn_);
+      if (PQstatus(conn_) == CONNECTION_OK) return;
+      const std::string why = PQerrorMessage(conn_);
+      unavailable(trim(why));
+    }
+    connect();
+  }
+
+  // One statement with text parameters. Throws UniqueViolation (23505), StoreError for other
+  // statement errors, and ContractError 503 when the connection failed.
+  std::unique_ptr<Result> exec(const char* sql, std::initializer_list<std::string_view> params) {
+    ++statements_;
+    std::vector<std::string> owned(params.begin(), params.end());  // NUL-terminated copies
+    std::vector<const char*> values;
+    values.reserve(owned.size());
+    for (const auto& p : owned)
+      values.push_back(p.c_str());
+    // Without parameters, the simple protocol: a migration holds several statements.
+    PGresult* r = values.empty() ? PQexec(conn_, sql)
+                                 : PQexecParams(conn_, sql, static_cast<int>(values.size()),
+                                                nullptr, values.data(), nullptr, nullptr, 0);
+    const auto status = PQresultStatus(r);
+    if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) {
+      return std::make_unique<Result>(r);
+    }
+    const char* state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
+    const std::string message = trim(r ? PQresultErrorMessage(r) : PQerrorMessage(conn_));
+    const std::string sqlstate = state ? state : "";
+    PQclear(r);
+    if (sqlstate == "23505") throw UniqueViolation(message);
+    if (PQstatus(conn_) != CONNECTION_OK || connection_failure(state)) unavailable(message);
+    throw StoreError("PostgreSQL: " + message);
+  }
+  void run(const char* sql) { exec(sql, {}); }
+
+  // Statements sent since the pool handed this connection out.
+  int statements() const { return statements_; }
+  void handed_out() { statements_ = 0; }
+
+ private:
+  static std::string trim(std::string s) {
+    while (!s.empty() && (s.back() == '\n' || s.back() == ' '))
+      s.pop_back();
+    return s;
+  }
+  void connect() {
+    if (conn_) PQfinish(conn_);
+    conn_ = PQconnectdb(url_.c_str());
+    PQsetNoticeProcessor(
+        conn_, [](void*, const char*) {}, nullptr);  // "already exists" notes
+    if (PQstatus(conn_) != CONNECTION_OK) {
+      const std::string why = trim(PQerrorMessage(conn_));
+      PQfinish(conn_);
+      conn_ = nullptr;
+      unavailable(why);
+    }
+  }
+
+  std::string url_;
+  PGconn* conn_ = nullptr;
+  int statements_ = 0;
+};
+
+// Stored bodies were serialized by us; parsing them back must keep every double bit-exact.
+boost::json::value parse_stored(std::string_view text) {
+  json::ParseLimits limits;
+  limits.max_depth = json::kMaxParseDepth;
+  limits.max_string_bytes = std::size_t{1} << 31;
+  limits.max_document_bytes = std::size_t{1} << 31;
+  limits.reject_duplicate_keys = false;
+  return json::parse(text, limits);
+}
+
+// Serializes the event appends of every replica, so that sequence order is commit order and a
+// reader that has seen sequence N never sees a smaller one appear later.
+constexpr const char* kEventLock = "SELECT pg_advisory_xact_lock(7239471)";
+constexpr const char* kMigrationLock = "SELECT pg_advisory_lock(7239470)";
+constexpr const char* kMigrationUnlock = "SELECT pg_advisory_unlock(7239470)";
+
+class PostgresStore final : public Store {
+ public:
+  PostgresStore(const StoreOptions& options, const util::Clock& clock)
+      : url_(options.target), clock_(clock) {
+    const std::size_t size = std::max<std::size_t>(1, options.pool_size);
+    for (std::size_t i = 0; i < size; ++i) {
+      // The first connects now (a wrong URL stops the start with its reason); the others when
+      // first used.
+      pool_.push_back(i == 0 ? std::make_unique<Connection>(url_) : nullptr);
+      idle_.push_back(i);
+    }
+    migrate();
+  }
+
+  void ping() override {
+    with_connection([](Connection& c) { c.run("SELECT 1"); });
+  }
+
+  StoreInfo info() const override { return {"postgres", redact(url_), schema_version_}; }
+
+  std::optional<Document> get(std::string_view collection, std::string_view key) override {
+    return with_connection([&](Connection& c) -> std::optional<Document> {
+      const auto r = c.exec(
+          "SELECT revision, body, created_at, updated_at FROM documents WHERE collection = $1 "
+          "AND key = $2",
+          {collection, key});
+      if (r->rows() == 0) return std::nullopt;
+      return document(*r, 0, 0, collection, key);
+    });
+  }
+
+  Page list(std::string_view collection, const ListQuery& q) override {
+    return with_connection([&](Connection& c) {
+      Page page;
+      const std::size_t limit = q.limit == 0 ? 1 : q.limit;
+      const std::string lower = std::max(q.key_prefix, q.after_key);
+      // Keys compare as bytes (COLLATE "C"), as SQLite's do.
+      const auto r = c.exec(
+          "SELECT key, revision, body, created_at, updated_at FROM documents WHERE collection = "
+          "$1 AND key >= $2 AND key > $3 AND left(key, length($4)) = $4 ORDER BY key LIMIT $5",
+          {collection, lower, q.after_key, q.key_prefix, std::to_string(limit + 1)});
+      for (int i = 0; i < r->rows(); ++i) {
+        const std::string key(r->text(i, 0));
+        if (page.items.size() == limit) {
+          page.next_after_key = page.items.back().key;
+          break;
+        }
+        page.items.push_back(document(*r, i, 1, collection, key));
+      }
+      return page;
+    });
+  }
+
+  std::vector<Document> commit(const std::vector<Write>& writes) override {
+    return with_connection([&](Connection& c) {
+      const std::int64_t now = clock_.now_unix_ms();
+      std::vector<Document> results;
+      results.reserve(writes.size());
+      c.run("BEGIN");
+      try {
+        for (const auto& w : writes)
+          results.push_back(apply(c, w, now));
+        c.run("COMMIT");
+      } catch (const UniqueViolation&) {
+        rollback(c);
+        // Another replica created a document this batch expected to be absent.
+        for (const auto& w : writes) {
+          if (w.expected_revision && *w.expected_revision == 0) {
+            const auto r =
+                c.exec("SELECT revision FROM documents WHERE collection = $1 AND key = $2",
+                       {w.collection, w.key});
+            if (r->rows() > 0) throw ConflictError(w.collection, w.key, 0, r->integer(0, 0));
+          }
+        }
+        throw StoreError("PostgreSQL: a concurrent write collided; try again");
+      } catch (...) {
+        rollback(c);
+        throw;
+      }
+      return results;
+    });
+  }
+
+  std::int64_t append_event(std::string_view stream, const boost::json::value& body) override {
+    return append_events(stream, {body});
+  }
+
+  std::int64_t append_events(std::string_view stream,
+                             const std::vector<boost::json::value>& bodies) override {
+    return with_connection([&](Connection& c) {
+      const std::string now = std::to_string(clock_.now_unix_ms());
+      std::int64_t last = 0;
+      c.run("BEGIN");
+      try {
+        c.run(kEventLock);
+        for (const auto& body : bodies) {
+          const auto r = c.exec(
+              "INSERT INTO events (stream, body, created_at) VALUES ($1, $2, $3) RETURNING "
+              "sequence",
+              {stream, boost::json::serialize(body), now});
+          last = r->integer(0, 0);
+        }
+        c.run("COMMIT");
+      } catch (...) {
+        rollback(c);
+        throw;
+      }
+      return last;
+    });
+  }
+
+  std::vector<Event> read_events(std::string_view stream, std::int64_t after_sequence,
+                                 std::size_t limit) override {
+    return with_connection([&](Connection& c) {
+      const auto r = c.exec(
+          "SELECT sequence, body, created_at FROM events WHERE stream = $1 AND sequence > $2 "
+          "ORDER BY sequence LIMIT $3",
+          {stream, std::to_string(after_sequence), std::to_string(limit)});
+      std::vector<Event> out;
+      for (int i = 0; i < r->rows(); ++i) {
+        out.push_back(Event{r->integer(i, 0), std::string(stream), parse_stored(r->text(i, 1)),
+                            r->integer(i, 2)});
+      }
+      return out;
+    });
+  }
+
+ private:
+  static Document document(const Result& r, int row, int first, std::string_view collection,
+                           std::string_view key) {
+    Document d;
+    d.collection = collection;
+    d.key = key;
+    d.revision = r.integer(row, first);
+    d.body = parse_stored(r.text(row, first + 1));
+    d.created_at_ms = r.integer(row, first + 2);
+    d.updated_at_ms = r.integer(row, first + 3);
+    return d;
+  }
+
+  static void rollback(Connection& c) {
+    try {
+      c.run("ROLLBACK");
+    } catch (...) {
+      // The connection is gone; the server rolls the transaction back itself.
+    }
+  }
+
+  Document apply(Connection& c, const Write& w, std::int64_t now) {
+    std::int64_t current = 0, created = now;
+    {
+      // Locks the row against other replicas' writes until this transaction ends.
+      const auto r = c.exec(
+          "SELECT revision, created_at FROM documents WHERE collection = $1 AND key = $2 FOR "
+          "UPDATE",
+          {w.collection, w.key});
+      if (r->rows() > 0) {
+        current = r->integer(0, 0);
+        created = r->integer(0, 1);
+      }
+    }
+    if (w.expected_revision && *w.expected_revision != current) {
+      throw ConflictError(w.collection, w.key, w.expected_revision, current);
+    }
+    Document d;
+    d.collection = w.collection;
+    d.key = w.key;
+    if (w.kind == Write::Kind::remove) {
+      if (current != 0) {
+        c.exec("DELETE FROM documents WHERE collection = $1 AND key = $2", {w.collection, w.key});
+      }
+      d.revision = current;
+      d.body = nullptr;
+      return d;
+    }
+    const std::string text = boost::json::serialize(w.body);
+    const std::string stamp = std::to_string(now);
+    if (current == 0) {
+      // No ON CONFLICT: a document another replica created meanwhile is a unique violation,
+      // reported as the conflict it is, never silently overwritten.
+      c.exec(
+          "INSERT INTO documents (collection, key, revision, body, created_at, updated_at) "
+          "VALUES ($1, $2, 1, $3, $4, $4)",
+          {w.collection, w.key, text, stamp});
+    } else {
+      c.exec(
+          "UPDATE documents SET revision = $3, body = $4, updated_at = $5 WHERE collection = $1 "
+          "AND key = $2",
+          {w.collection, w.key, std::to_string(current + 1), text, stamp});
+    }
+    d.revision = current + 1;
+    d.body = w.body;
+    d.created_at_ms = created;
+    d.updated_at_ms = now;
+    return d;
+  }
+
+  void migrate() {
+    with_connection([&](Connection& c) {
+      c.run(kMigrationLock);  // replicas starting together: one migrates, the others wait
+      try {
+        c.run(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name "
+            "TEXT NOT NULL, applied_at BIGINT NOT NULL)");
+        const auto r = c.exec("SELECT COALESCE(MAX(version), 0) FROM schema_migrations", {});
+        const int applied = static_cast<int>(r->integer(0, 0));
+        const auto all = migrations();
+        const int known = all.empty() ? 0 : all.back().version;
+        if (applied > known) {
+          throw SchemaTooNewError("database " + redact(url_) + " has schema version " +
+                                  std::to_string(applied) + ", newer than the " +
+                                  std::to_string(known) +
+                                  " this schemagate understands; run a newer schemagate");
+        }
+        for (const auto& m : all) {
+          if (m.version <= applied) continue;
+          c.run("BEGIN");
+          try {
+            c.run(m.sql);
+            c.exec("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
+                   {std::to_string(m.version), m.name, std::to_string(clock_.now_unix_ms())});
+            c.run("COMMIT");
+          } catch (const std::exception& e) {
+            rollback(c);
+            throw StoreError("migration " + std::to_string(m.version) + " (" + m.name +
+                             ") failed on " + redact(url_) + ": " + e.what());
+          }
+          spdlog::info("store: migration {} ({}) applied", m.version, m.name);
+        }
+        schema_version_ = std::max(known, applied);
+      } catch (...) {
+        c.run(kMigrationUnlock);
+        throw;
+      }
+      c.run(kMigrationUnlock);
+    });
+  }
+
+  // Runs `f` on a pooled connection (waiting for one when all are busy), reconnecting first
+  // when the connection was lost.
+  template <class F>
+  std::invoke_result_t<F&, Connection&> with_connection(F&& f) {
+    std::size_t slot;
+    {
+      std::unique_lock lock(mu_);
+      free_.wait(lock, [&] { return !idle_.empty(); });
+      slot = idle_.back();
+      idle_.pop_back();
+    }
+    struct Release {
+      PostgresStore* self;
+      std::size_t slot;
+      ~Release() {
+        std::lock_guard lock(self->mu_);
+        self->idle_.push_back(slot);
+        self->free_.notify_one();
+      }
+    } release{this, slot};
+    auto& conn = pool_[slot];
+    if (!conn) {
+      conn = std::make_unique<Connection>(url_);
+    } else {
+      conn->ensure();
+    }
+    conn->handed_out();
+    try {
+      return f(*conn);
+    } catch (const util::ContractError&) {
+      // A pooled connection whose server went away fails on its first statement, before
+      // anything was applied: once, on a new connection, the call is safe to make again.
+      if (conn->statements() > 1) throw;
+      conn = std::make_unique<Connection>(url_);
+      conn->handed_out();
+      return f(*conn);
+    }
+  }
+
+  std::string url_;
+  const util::Clock& clock_;
+  std::mutex mu_;
+  std::condition_variable free_;
+  std::vector<std::unique_ptr<Connection>> pool_;
+  std::vector<std::size_t> idle_;
+  int schema_version_ = 0;
+};
+
+}  // namespace
+
+std::string redact(const std::string& url) {
+  // postgres://user:password@host/db -> postgres://user:***@host/db
+  const auto scheme = url.find("://");
+  const auto at = url.find('@', scheme == std::string::npos ? 0 : scheme + 3);
+  if (scheme == std::string::npos || at == std::string::npos) return url;
+  const auto colon = url.find(':', scheme + 3);
+  if (colon == std::string::npos || colon > at) return url;
+  return url.substr(0, colon + 1) + "***" + url.substr(at);
+}
+
+std::unique_ptr<Store> open(const StoreOptions& options, const util::Clock& clock) {
+  try {
+    return std::make_unique<PostgresStore>(options, clock);
+  } catch (const util::ContractError& e) {
+    throw StoreError(std::string("cannot open PostgreSQL store ") + redact(options.target) + ": " +
+                     e.what());
+  }
+}
+
+}  // namespace schemagate::store::postgres
