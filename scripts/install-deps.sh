@@ -12,6 +12,8 @@ packages=(
   # libraries (DESIGN.md "Dependencies")
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev libssl-dev
   libre2-dev libsodium-dev libsqlite3-dev sqlite3 libpq-dev libhnswlib-dev
+  # the PostgreSQL store's tests run against a real server (scripts/pg-test-cluster.sh)
+  postgresql
   libcli11-dev libspdlog-dev libgtest-dev libgmock-dev libbenchmark-dev libjemalloc-dev
   # the official JSON Schema metaschemas, embedded into the binary at build time
   python3-jsonschema

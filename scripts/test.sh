@@ -28,6 +28,9 @@ cmake --build --preset "$preset"
 # on failure).
 "build/$preset/tests/jsonschema_tests" --gtest_filter='JsonSchemaTestSuite.*:JsonSchemaOptional.*' \
   | grep -E '^(JSON-Schema-Test-Suite|optional)' || true
+# A private PostgreSQL server for the store's contract tests on the second backend.
+eval "$(bash scripts/pg-test-cluster.sh start)"
+trap 'bash scripts/pg-test-cluster.sh stop "$PG_TEST_DIR"' EXIT
 ctest --preset "$preset" -j "$(nproc)" --timeout 600
 
 # As a packager builds it: a plain `cmake -DCMAKE_BUILD_TYPE=Release` (no presets, no -Werror),

@@ -2,13 +2,16 @@
 #include "util/clock.hpp"
 
 #include <gtest/gtest.h>
+#include <libpq-fe.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <boost/json.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <set>
 #include <thread>
@@ -20,6 +23,67 @@ using store::Write;
 
 namespace {
 
+// Where each test's database lives: a SQLite file in a fresh directory, or a fresh database on
+// the PostgreSQL server SCHEMAGATE_TEST_POSTGRES_URL names (scripts/test.sh starts one).
+class StoreContract : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() / ("schemagate-store-" + std::to_string(::getpid())) /
+           (std::string(info->name()) + "-" + GetParam());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    if (GetParam() == "sqlite") {
+      target_ = (dir_ / "db.sqlite").string();
+      return;
+    }
+    const char* url = std::getenv("SCHEMAGATE_TEST_POSTGRES_URL");
+    if (!url) GTEST_SKIP() << "SCHEMAGATE_TEST_POSTGRES_URL is not set (scripts/test.sh sets it)";
+    std::string base(url);
+    server_url_ = base.substr(0, base.rfind('/'));
+    database_ = "t" + std::to_string(::getpid()) + "_" + std::to_string(++databases_);
+    admin("DROP DATABASE IF EXISTS " + database_);
+    admin("CREATE DATABASE " + database_);
+    target_ = server_url_ + "/" + database_;
+  }
+  void TearDown() override {
+    if (!database_.empty()) admin("DROP DATABASE IF EXISTS " + database_ + " WITH (FORCE)");
+  }
+  std::unique_ptr<store::Store> open() { return store::open_store({target_}, clock_); }
+
+  // Runs SQL on the test's database (or, with `maintenance`, on the server's postgres
+  // database), behind the store's back.
+  void sql(const std::string& text) {
+    if (GetParam() == "sqlite") {
+      sqlite3* db = nullptr;
+      ASSERT_EQ(sqlite3_open(target_.c_str(), &db), SQLITE_OK);
+      ASSERT_EQ(sqlite3_exec(db, text.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+      sqlite3_close(db);
+    } else {
+      run_pg(target_, text);
+    }
+  }
+  void admin(const std::string& text) { run_pg(server_url_ + "/postgres", text); }
+  static void run_pg(const std::string& url, const std::string& text) {
+    PGconn* c = PQconnectdb(url.c_str());
+    ASSERT_EQ(PQstatus(c), CONNECTION_OK) << PQerrorMessage(c);
+    PGresult* r = PQexec(c, text.c_str());
+    EXPECT_TRUE(PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK)
+        << text << ": " << PQresultErrorMessage(r);
+    PQclear(r);
+    PQfinish(c);
+  }
+
+  fs::path dir_;
+  std::string target_, server_url_, database_;
+  static inline int databases_ = 0;
+  util::ManualClock clock_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Backends, StoreContract, ::testing::Values("sqlite", "postgres"),
+                         [](const auto& info) { return info.param; });
+
+// What only the SQLite file has.
 class SqliteStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -35,7 +99,7 @@ class SqliteStoreTest : public ::testing::Test {
   util::ManualClock clock_;
 };
 
-TEST_F(SqliteStoreTest, PutGetAndRevisions) {
+TEST_P(StoreContract, PutGetAndRevisions) {
   auto s = open();
   EXPECT_FALSE(s->get("agents", "a1"));
   const auto d1 = s->put("agents", "a1", {{"name", "translator"}});
@@ -52,7 +116,7 @@ TEST_F(SqliteStoreTest, PutGetAndRevisions) {
   EXPECT_FALSE(s->get("templates", "a1"));
 }
 
-TEST_F(SqliteStoreTest, NumbersRoundTripBitExact) {
+TEST_P(StoreContract, NumbersRoundTripBitExact) {
   auto s = open();
   boost::json::array nums{0.1,
                           1e-300,
@@ -65,7 +129,7 @@ TEST_F(SqliteStoreTest, NumbersRoundTripBitExact) {
   EXPECT_EQ(s->get("n", "k")->body, boost::json::value(nums));
 }
 
-TEST_F(SqliteStoreTest, ExpectedRevisionGuardsWrites) {
+TEST_P(StoreContract, ExpectedRevisionGuardsWrites) {
   auto s = open();
   s->put("agents", "a", {{"x", 1}}, 0);  // create only
   EXPECT_THROW(s->put("agents", "a", {{"x", 2}}, 0), ConflictError);
@@ -85,7 +149,7 @@ TEST_F(SqliteStoreTest, ExpectedRevisionGuardsWrites) {
   EXPECT_FALSE(s->get("agents", "a"));
 }
 
-TEST_F(SqliteStoreTest, BatchIsAllOrNothing) {
+TEST_P(StoreContract, BatchIsAllOrNothing) {
   auto s = open();
   s->put("t", "keep", {{"v", 1}});
   EXPECT_THROW(s->commit({Write::put("t", "new", {{"v", 1}}), Write::put("t", "keep", {{"v", 2}}),
@@ -100,7 +164,7 @@ TEST_F(SqliteStoreTest, BatchIsAllOrNothing) {
   EXPECT_FALSE(s->get("t", "keep"));
 }
 
-TEST_F(SqliteStoreTest, ListsByPrefixInPages) {
+TEST_P(StoreContract, ListsByPrefixInPages) {
   auto s = open();
   for (const char* k : {"fr/b", "fr/a", "en/a", "fr/c", "fs/a", "fr/d", "fr/e"}) {
     s->put("docs", k, {{"k", k}});
@@ -122,7 +186,7 @@ TEST_F(SqliteStoreTest, ListsByPrefixInPages) {
   EXPECT_TRUE(s->list("empty", {}).items.empty());
 }
 
-TEST_F(SqliteStoreTest, EventsAreOrderedPerStream) {
+TEST_P(StoreContract, EventsAreOrderedPerStream) {
   auto s = open();
   const auto e1 = s->append_event("updates/flight", {{"n", 1}});
   s->append_event("updates/hotel", {{"n", 1}});
@@ -136,7 +200,7 @@ TEST_F(SqliteStoreTest, EventsAreOrderedPerStream) {
   EXPECT_EQ(after[0].sequence, e3);
 }
 
-TEST_F(SqliteStoreTest, EventBatchesAreAppendedInOrder) {
+TEST_P(StoreContract, EventBatchesAreAppendedInOrder) {
   auto s = open();
   std::vector<boost::json::value> batch;
   for (int i = 0; i < 50; ++i)
@@ -149,7 +213,7 @@ TEST_F(SqliteStoreTest, EventBatchesAreAppendedInOrder) {
     EXPECT_EQ(events[static_cast<std::size_t>(i)].body.at("i"), i);
 }
 
-TEST_F(SqliteStoreTest, DataAndMigrationsPersistAcrossReopen) {
+TEST_P(StoreContract, DataAndMigrationsPersistAcrossReopen) {
   {
     auto s = open();
     s->put("agents", "a", {{"x", 1}});
@@ -157,7 +221,7 @@ TEST_F(SqliteStoreTest, DataAndMigrationsPersistAcrossReopen) {
   }
   auto s = open();
   EXPECT_EQ(s->get("agents", "a")->body.at("x"), 1);
-  EXPECT_EQ(s->info().backend, "sqlite");
+  EXPECT_EQ(s->info().backend, GetParam());
   EXPECT_EQ(s->info().schema_version, 2);
   EXPECT_NO_THROW(s->ping());
 }
@@ -174,16 +238,10 @@ TEST_F(SqliteStoreTest, UsesWalMode) {
   sqlite3_close(db);
 }
 
-TEST_F(SqliteStoreTest, RefusesADatabaseFromANewerVersion) {
+TEST_P(StoreContract, RefusesADatabaseFromANewerVersion) {
   open();
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open((dir_ / "db.sqlite").c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db,
-                         "INSERT INTO schema_migrations (version, name, applied_at) "
-                         "VALUES (42, 'from the future', 0)",
-                         nullptr, nullptr, nullptr),
-            SQLITE_OK);
-  sqlite3_close(db);
+  sql("INSERT INTO schema_migrations (version, name, applied_at) VALUES (42, 'from the future', "
+      "0)");
   try {
     open();
     FAIL() << "opened a database from a newer version";
@@ -201,14 +259,10 @@ TEST_F(SqliteStoreTest, UnopenableFileIsAClearError) {
   }
 }
 
-TEST_F(SqliteStoreTest, PostgresTargetsAreNotYetAvailable) {
-  EXPECT_THROW(store::open_store({"postgres://localhost/schemagate"}, clock_), store::StoreError);
-}
-
 // A child process writes and reports each acknowledged write through a pipe; the parent kills
 // it with SIGKILL mid-stream and checks that every acknowledged write is in the file.
-TEST_F(SqliteStoreTest, AcknowledgedWritesSurviveKill9) {
-  const auto path = (dir_ / "db.sqlite").string();
+TEST_P(StoreContract, AcknowledgedWritesSurviveKill9) {
+  const auto path = target_;
   store::open_store({path}, clock_);  // migrate before forking
   int fds[2];
   ASSERT_EQ(::pipe(fds), 0);
@@ -256,7 +310,7 @@ TEST_F(SqliteStoreTest, AcknowledgedWritesSurviveKill9) {
   EXPECT_GE(s->read_events("acks", 0, 1'000'000).size(), acknowledged.size());
 }
 
-TEST_F(SqliteStoreTest, ConcurrentWritersDoNotLoseUpdates) {
+TEST_P(StoreContract, ConcurrentWritersDoNotLoseUpdates) {
   auto s = open();
   s->put("c", "counter", {{"n", 0}});
   std::vector<std::thread> threads;
@@ -278,6 +332,49 @@ TEST_F(SqliteStoreTest, ConcurrentWritersDoNotLoseUpdates) {
     t.join();
   EXPECT_EQ(s->get("c", "counter")->body.at("n"), 200);
   EXPECT_EQ(s->get("c", "counter")->revision, 201);
+}
+
+// Keys list in byte order on both stores (UTF-8 bytes, not a locale's collation).
+TEST_P(StoreContract, KeysListInByteOrder) {
+  auto s = open();
+  for (const char* k : {"b", "B", "a", "\xc3\xa9", "\xe4\xb8\xad", "a~", "A"})
+    s->put("k", k, {{"k", k}});
+  std::vector<std::string> keys;
+  for (const auto& d : s->list("k", {}).items)
+    keys.push_back(d.key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"A", "B", "a", "a~", "b", "\xc3\xa9", "\xe4\xb8\xad"}));
+  EXPECT_EQ(s->get("k", "\xe4\xb8\xad")->body.at("k"), "\xe4\xb8\xad");
+}
+
+// Two stores on one database, as two replicas: a create-only write has one winner, and each
+// sees what the other committed.
+TEST_P(StoreContract, TwoOpenStoresAgreeOnEveryWrite) {
+  auto a = open();
+  auto b = open();
+  a->put("agents", "x", {{"by", "a"}});
+  EXPECT_EQ(b->get("agents", "x")->body.at("by"), "a");
+  std::atomic<int> created{0}, refused{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      try {
+        (t % 2 ? a : b)->put("agents", "once", {{"t", t}}, 0);
+        ++created;
+      } catch (const ConflictError& e) {
+        EXPECT_EQ(e.actual_revision(), 1);
+        ++refused;
+      }
+    });
+  }
+  for (auto& t : threads)
+    t.join();
+  EXPECT_EQ(created, 1);
+  EXPECT_EQ(refused, 7);
+  b->append_event("feed", {{"n", 1}});
+  const auto seq = a->append_event("feed", {{"n", 2}});
+  const auto events = b->read_events("feed", 0, 10);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events.back().sequence, seq);
 }
 
 }  // namespace
