@@ -248,6 +248,11 @@ void AccessControl::audit(const std::string& client_id, std::string_view action,
   audit_queue_.push_back(std::move(record));
 }
 
+void AccessControl::forget_cached_keys() {
+  std::lock_guard lock(key_cache_mu_);
+  key_cache_.clear();
+}
+
 bj::array AccessControl::audit_tail(std::size_t limit) {
   flush_audit();  // what is queued belongs in the answer
   // The stream is ordered; read it all in pages and keep the tail.

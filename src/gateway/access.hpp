@@ -76,6 +76,8 @@ class AccessControl {
   void audit(const std::string& client_id, std::string_view action, std::string_view target,
              int status, double latency_ms, std::string_view trace_id = {});
   boost::json::array audit_tail(std::size_t limit);
+  // Keys changed on another replica: cached principals are looked up again.
+  void forget_cached_keys();
   void flush_audit();
 
  private:

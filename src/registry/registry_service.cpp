@@ -341,6 +341,45 @@ RegistryService::Registered RegistryService::create(const bj::value& body) {
   return out;
 }
 
+void RegistryService::reload(const std::string& id) {
+  const auto doc = store_.get(kAgents, id);
+  {
+    std::shared_lock lock(mu_);
+    const auto it = meta_.find(id);
+    if (doc ? it != meta_.end() && it->second.first >= doc->revision : it == meta_.end()) return;
+  }
+  if (!doc) {
+    {
+      std::unique_lock lock(mu_);
+      index_.remove(id);
+      meta_.erase(id);
+    }
+    changed(id);
+    return;
+  }
+  auto parsed = parse_agent_card(doc->body, CardLimits::unlimited());
+  auto* card = std::get_if<AgentCard>(&parsed);
+  if (!card) return;
+  auto extra = extra_text(*card);
+  embed::Vector v;
+  if (embedder_) {
+    // The writing replica stored the vector in the same commit as the card.
+    const auto text = embedding_text(*card, extra);
+    if (const auto stored = store_.get(kVectors, id)) {
+      v = stored_vector(stored->body, embedder_->model(), text);
+    }
+    if (v.empty()) v = embed_card(id, text);
+  }
+  {
+    std::unique_lock lock(mu_);
+    const auto it = meta_.find(id);
+    if (it != meta_.end() && it->second.first >= doc->revision) return;  // a newer one won
+    index_.upsert(*card, extra, v);
+    meta_[id] = {doc->revision, doc->updated_at_ms};
+  }
+  changed(id);
+}
+
 void RegistryService::changed(const std::string& id) const {
   if (on_changed_) on_changed_(id);
 }

@@ -122,6 +122,10 @@ class RegistryService {
 
   std::size_t size() const;
 
+  // Another replica changed agent `id` (the store's change log): the index takes the stored
+  // card, or drops it when it is gone. Nothing to do when this replica wrote it.
+  void reload(const std::string& id);
+
   // Called after each registration, replacement or removal, outside the registry's lock (the
   // MCP face tells its sessions that their tool list changed). Set before serving.
   void on_changed(std::function<void(const std::string& agent_id)> listener) {

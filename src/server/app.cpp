@@ -22,6 +22,7 @@
 #include "llm/chat_model.hpp"
 #include "mcp/mcp_service.hpp"
 #include "registry/registry_service.hpp"
+#include "server/change_feed.hpp"
 #include "server/http_agent_transport.hpp"
 #include "server/http_card_fetcher.hpp"
 #include "signing/key_store.hpp"
@@ -195,6 +196,12 @@ int run(const Config& config, const StartHook& on_start) {
         "(set SCHEMAGATE_ADMIN_KEY to close it)");
   }
   api::Auth auth(access);
+  // Several replicas on one PostgreSQL: each follows what the others commit.
+  std::unique_ptr<ChangeFeed> change_feed;
+  if (store->info().backend == "postgres") {
+    change_feed =
+        std::make_unique<ChangeFeed>(*store, registry, access, std::chrono::milliseconds(200));
+  }
 
   http::Router router;
   api::add_ops_routes(router,

@@ -63,6 +63,15 @@ struct Write {
                       std::optional<std::int64_t> expected_revision = std::nullopt);
 };
 
+// One committed write, in the order writes were committed across every process sharing the
+// database: what replicas follow to keep their in-memory views in step.
+struct Change {
+  std::int64_t sequence = 0;
+  std::string collection;
+  std::string key;
+  std::int64_t revision = 0;  // after the write; 0 for a removal
+};
+
 struct StoreInfo {
   std::string backend;     // "sqlite", "postgres"
   std::string location;    // file path or connection target, no secrets
@@ -115,6 +124,12 @@ class Store {
                                      const std::vector<boost::json::value>& bodies) = 0;
   virtual std::vector<Event> read_events(std::string_view stream, std::int64_t after_sequence,
                                          std::size_t limit) = 0;
+
+  // The change log: every write commit() applied, newest last. The log keeps the latest
+  // kChangesKept changes; a reader further behind must rebuild what it holds.
+  static constexpr std::int64_t kChangesKept = 100'000;
+  virtual std::vector<Change> read_changes(std::int64_t after_sequence, std::size_t limit) = 0;
+  virtual std::int64_t last_change() = 0;  // 0 when nothing was ever written
 
   // Conveniences over commit().
   Document put(std::string collection, std::string key, boost::json::value body,

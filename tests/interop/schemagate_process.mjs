@@ -5,13 +5,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-// `command`: "serve" or "demo"; `args` are added after the listen and database flags.
+// `command`: "serve" or "demo"; `args` are added after the listen and database flags (a
+// `--db` among them replaces the fresh SQLite file).
 // Resolves to {base, dir, child, stop()} once the server logs where it listens.
 export async function startSchemagate(command, args = [], env = {}) {
   const binary = process.env.SCHEMAGATE_BINARY;
   if (!binary) throw new Error('SCHEMAGATE_BINARY must name the schemagate binary');
   const dir = mkdtempSync(join(tmpdir(), `schemagate-${command}-`));
-  const child = spawn(binary, [command, '--listen', '127.0.0.1:0', '--db', join(dir, 'db.sqlite'), '--no-access-log', ...args],
+  const db = args.includes('--db') ? [] : ['--db', join(dir, 'db.sqlite')];
+  const child = spawn(binary, [command, '--listen', '127.0.0.1:0', ...db, '--no-access-log', ...args],
     { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } });
   let err = '';
   const base = await new Promise((resolve, reject) => {
@@ -25,8 +27,8 @@ export async function startSchemagate(command, args = [], env = {}) {
   });
   return {
     base, dir, child,
-    stop() {
-      child.kill('SIGTERM');
+    stop(signal = 'SIGTERM') {
+      child.kill(signal);
       rmSync(dir, { recursive: true, force: true });
     },
   };

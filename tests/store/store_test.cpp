@@ -217,12 +217,12 @@ TEST_P(StoreContract, DataAndMigrationsPersistAcrossReopen) {
   {
     auto s = open();
     s->put("agents", "a", {{"x", 1}});
-    EXPECT_EQ(s->info().schema_version, 2);
+    EXPECT_EQ(s->info().schema_version, 3);
   }
   auto s = open();
   EXPECT_EQ(s->get("agents", "a")->body.at("x"), 1);
   EXPECT_EQ(s->info().backend, GetParam());
-  EXPECT_EQ(s->info().schema_version, 2);
+  EXPECT_EQ(s->info().schema_version, 3);
   EXPECT_NO_THROW(s->ping());
 }
 
@@ -375,6 +375,27 @@ TEST_P(StoreContract, TwoOpenStoresAgreeOnEveryWrite) {
   const auto events = b->read_events("feed", 0, 10);
   ASSERT_EQ(events.size(), 2u);
   EXPECT_EQ(events.back().sequence, seq);
+}
+
+// The change log replicas follow: every committed write, in commit order, seen from any store
+// on the database.
+TEST_P(StoreContract, ChangesListEveryCommittedWriteInOrder) {
+  auto a = open();
+  auto b = open();
+  const auto start = b->last_change();
+  a->put("agents", "x", {{"v", 1}});
+  a->commit({Write::put("agents", "y", {{"v", 1}}), Write::put("agents", "x", {{"v", 2}})});
+  EXPECT_THROW(a->put("agents", "x", {{"v", 3}}, 1), ConflictError);  // refused: not logged
+  a->remove("agents", "y");
+  const auto changes = b->read_changes(start, 100);
+  std::vector<std::string> seen;
+  for (const auto& c : changes)
+    seen.push_back(c.collection + "/" + c.key + "@" + std::to_string(c.revision));
+  EXPECT_EQ(seen,
+            (std::vector<std::string>{"agents/x@1", "agents/y@1", "agents/x@2", "agents/y@0"}));
+  EXPECT_EQ(b->last_change(), changes.back().sequence);
+  EXPECT_TRUE(b->read_changes(changes.back().sequence, 100).empty());
+  EXPECT_EQ(b->read_changes(start, 2).size(), 2u);
 }
 
 }  // namespace

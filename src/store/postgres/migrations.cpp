@@ -30,6 +30,16 @@ CREATE TABLE events (
 );
 CREATE INDEX events_by_stream ON events (stream, sequence);
 )sql"},
+    {3, "changes",
+     R"sql(
+CREATE TABLE changes (
+  sequence   BIGSERIAL PRIMARY KEY,
+  collection TEXT NOT NULL,
+  key        TEXT COLLATE "C" NOT NULL,
+  revision   BIGINT NOT NULL,
+  created_at BIGINT NOT NULL
+);
+)sql"},
 };
 
 }  // namespace

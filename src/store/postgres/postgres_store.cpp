@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 #include <boost/json/serialize.hpp>
 
+#include <atomic>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -207,6 +208,23 @@ class PostgresStore final : public Store {
       try {
         for (const auto& w : writes)
           results.push_back(apply(c, w, now));
+        // The change log in commit order across replicas: the lock is held from the first
+        // sequence number taken to the commit.
+        c.run(kEventLock);
+        const std::string stamp = std::to_string(now);
+        for (std::size_t i = 0; i < results.size(); ++i) {
+          const auto& d = results[i];
+          const std::int64_t revision = writes[i].kind == Write::Kind::remove ? 0 : d.revision;
+          c.exec(
+              "INSERT INTO changes (collection, key, revision, created_at) VALUES ($1, $2, $3, "
+              "$4)",
+              {d.collection, d.key, std::to_string(revision), stamp});
+        }
+        if (++commits_ % 1024 == 0) {
+          c.run(
+              "DELETE FROM changes WHERE sequence < (SELECT MAX(sequence) FROM changes) - "
+              "100000");
+        }
         c.run("COMMIT");
       } catch (const UniqueViolation&) {
         rollback(c);
@@ -269,6 +287,27 @@ class PostgresStore final : public Store {
                             r->integer(i, 2)});
       }
       return out;
+    });
+  }
+
+  std::vector<Change> read_changes(std::int64_t after_sequence, std::size_t limit) override {
+    return with_connection([&](Connection& c) {
+      const auto r = c.exec(
+          "SELECT sequence, collection, key, revision FROM changes WHERE sequence > $1 ORDER BY "
+          "sequence LIMIT $2",
+          {std::to_string(after_sequence), std::to_string(limit)});
+      std::vector<Change> out;
+      for (int i = 0; i < r->rows(); ++i) {
+        out.push_back(Change{r->integer(i, 0), std::string(r->text(i, 1)),
+                             std::string(r->text(i, 2)), r->integer(i, 3)});
+      }
+      return out;
+    });
+  }
+
+  std::int64_t last_change() override {
+    return with_connection([&](Connection& c) {
+      return c.exec("SELECT COALESCE(MAX(sequence), 0) FROM changes", {})->integer(0, 0);
     });
   }
 
@@ -429,6 +468,7 @@ class PostgresStore final : public Store {
   std::vector<std::unique_ptr<Connection>> pool_;
   std::vector<std::size_t> idle_;
   int schema_version_ = 0;
+  std::atomic<std::uint64_t> commits_{0};
 };
 
 }  // namespace

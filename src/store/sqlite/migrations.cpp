@@ -28,6 +28,16 @@ CREATE TABLE events (
 );
 CREATE INDEX events_by_stream ON events (stream, sequence);
 )sql"},
+    {3, "changes",
+     R"sql(
+CREATE TABLE changes (
+  sequence   INTEGER PRIMARY KEY AUTOINCREMENT,
+  collection TEXT NOT NULL,
+  key        TEXT NOT NULL,
+  revision   INTEGER NOT NULL,
+  created_at INTEGER NOT NULL
+);
+)sql"},
 };
 
 }  // namespace

@@ -176,6 +176,14 @@ class SqliteStore final : public Store {
     try {
       for (const auto& w : writes)
         results.push_back(apply(w, now));
+      for (std::size_t i = 0; i < results.size(); ++i) {
+        const auto& d = results[i];
+        const std::int64_t revision = writes[i].kind == Write::Kind::remove ? 0 : d.revision;
+        auto& st = change_->bind(d.collection, d.key, revision, now);
+        st.step();
+        st.done();
+      }
+      if (++commits_ % 1024 == 0) conn_.exec(kPruneChanges);
       conn_.exec("COMMIT");
     } catch (...) {
       sqlite3_exec(conn_.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
@@ -226,7 +234,30 @@ class SqliteStore final : public Store {
     return out;
   }
 
+  std::vector<Change> read_changes(std::int64_t after_sequence, std::size_t limit) override {
+    std::lock_guard lock(mu_);
+    std::vector<Change> out;
+    auto& st = read_changes_->bind(after_sequence, limit);
+    while (st.step()) {
+      out.push_back(
+          Change{st.integer(0), std::string(st.text(1)), std::string(st.text(2)), st.integer(3)});
+    }
+    st.done();
+    return out;
+  }
+
+  std::int64_t last_change() override {
+    std::lock_guard lock(mu_);
+    auto& st = last_change_->bind();
+    const std::int64_t last = st.step() ? st.integer(0) : 0;
+    st.done();
+    return last;
+  }
+
  private:
+  static constexpr const char* kPruneChanges =
+      "DELETE FROM changes WHERE sequence < (SELECT MAX(sequence) FROM changes) - 100000";
+
   // Reads (revision, body, created_at, updated_at) starting at column `first`.
   static Document row_to_document(const Statement& st, int first, std::string_view collection,
                                   std::string_view key) {
@@ -335,6 +366,13 @@ class SqliteStore final : public Store {
                     "excluded.updated_at");
     delete_.emplace(conn_, "DELETE FROM documents WHERE collection = ? AND key = ?");
     append_.emplace(conn_, "INSERT INTO events (stream, body, created_at) VALUES (?, ?, ?)");
+    change_.emplace(conn_,
+                    "INSERT INTO changes (collection, key, revision, created_at) VALUES (?, ?, ?, "
+                    "?)");
+    read_changes_.emplace(conn_,
+                          "SELECT sequence, collection, key, revision FROM changes WHERE sequence "
+                          "> ? ORDER BY sequence LIMIT ?");
+    last_change_.emplace(conn_, "SELECT COALESCE(MAX(sequence), 0) FROM changes");
     read_events_.emplace(conn_,
                          "SELECT sequence, body, created_at FROM events WHERE stream = ? AND "
                          "sequence > ? ORDER BY sequence LIMIT ?");
@@ -345,7 +383,9 @@ class SqliteStore final : public Store {
   std::mutex mu_;
   Connection conn_;
   int schema_version_ = 0;
-  std::optional<Statement> ping_, get_, head_, list_, upsert_, delete_, append_, read_events_;
+  std::optional<Statement> ping_, get_, head_, list_, upsert_, delete_, append_, read_events_,
+      change_, read_changes_, last_change_;
+  std::uint64_t commits_ = 0;
 };
 
 }  // namespace

@@ -1,0 +1,47 @@
+#pragma once
+
+// Keeps one replica's in-memory views (the search index, the API-key cache) in step with what
+// other replicas commit to the shared database: it follows the store's change log, in order,
+// from where it started, every `interval`.
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+
+namespace schemagate::store {
+class Store;
+}
+namespace schemagate::registry {
+class RegistryService;
+}
+namespace schemagate::gateway {
+class AccessControl;
+}
+
+namespace schemagate::server {
+
+class ChangeFeed {
+ public:
+  ChangeFeed(store::Store& store, registry::RegistryService& registry,
+             gateway::AccessControl& access, std::chrono::milliseconds interval);
+  ~ChangeFeed();  // stops following
+  ChangeFeed(const ChangeFeed&) = delete;
+  ChangeFeed& operator=(const ChangeFeed&) = delete;
+
+  // Applies what was committed since the last call; returns how many changes it read.
+  std::size_t catch_up();
+
+ private:
+  store::Store& store_;
+  registry::RegistryService& registry_;
+  gateway::AccessControl& access_;
+  std::int64_t cursor_ = 0;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace schemagate::server
