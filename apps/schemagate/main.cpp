@@ -43,8 +43,14 @@ CLI::App* add_server_command(CLI::App& app, const std::string& name, const std::
   serve->add_option("--listen", listen, "Address to listen on, HOST:PORT (port 0 picks a free one)")
       ->envname("SCHEMAGATE_LISTEN")
       ->capture_default_str();
-  serve->add_option("--db", config.store.target, "SQLite database file")
+  serve
+      ->add_option("--db", config.store.target,
+                   "SQLite database file, or a postgres:// URL for replicas sharing PostgreSQL")
       ->envname("SCHEMAGATE_DB")
+      ->capture_default_str();
+  serve->add_option("--db-pool-size", config.store.pool_size, "PostgreSQL connections per replica")
+      ->envname("SCHEMAGATE_DB_POOL_SIZE")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1000}))
       ->capture_default_str();
   serve->add_option("--tls-cert", tls_cert, "PEM certificate chain; enables HTTPS with --tls-key")
       ->envname("SCHEMAGATE_TLS_CERT");
