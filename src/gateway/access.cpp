@@ -200,6 +200,7 @@ AccessControl::Created AccessControl::create_key(const std::string& client_id, R
 int AccessControl::take_quota(const Principal& p) {
   if (p.rate.requests_per_day == 0) return 0;
   const std::string key = p.client_id + "/" + utc_day(clock_);
+  if (shared_quotas_) return take_shared_quota(key, p.rate.requests_per_day);
   std::lock_guard lock(audit_mu_);
   auto it = usage_.find(key);
   if (it == usage_.end()) {
@@ -214,6 +215,27 @@ int AccessControl::take_quota(const Principal& p) {
   }
   usage_dirty_[key] = ++it->second;
   return 0;
+}
+
+int AccessControl::take_shared_quota(const std::string& key, std::uint64_t limit) {
+  for (int attempt = 0; attempt < 32; ++attempt) {
+    const auto current = store_.get(kUsage, key);
+    const std::uint64_t used =
+        current ? current->body.at("requests").to_number<std::uint64_t>() : 0;
+    if (used >= limit) {
+      const auto now =
+          std::chrono::duration_cast<std::chrono::seconds>(clock_.now().time_since_epoch()).count();
+      return static_cast<int>(86400 - now % 86400);
+    }
+    try {
+      store_.put(std::string(kUsage), key, bj::object{{"requests", used + 1}},
+                 current ? current->revision : 0);
+      return 0;
+    } catch (const store::ConflictError&) {
+      // Another replica counted a request meanwhile: read again.
+    }
+  }
+  return 1;  // counted by too many replicas at once: come back in a second
 }
 
 int AccessControl::take_token(const Principal& p) {

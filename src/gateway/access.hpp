@@ -68,6 +68,9 @@ class AccessControl {
   // Daily quota per client: 0 when the request may go, else the seconds until the UTC day
   // turns. Counts are kept across restarts (written with the audit batches).
   int take_quota(const Principal& p);
+  // Several replicas share the store: quota counts are then taken in the store itself, one
+  // optimistic increment per request, so that the quota is exact across replicas.
+  void count_quotas_in_store(bool shared) { shared_quotas_ = shared; }
 
   // Registrations and invocations: who, what, status, latency; never payload content. Entries
   // are queued and written in batches (one disk sync per batch, at most ~50 ms later), so that
@@ -84,6 +87,8 @@ class AccessControl {
   store::Store& store_;
   const util::Clock& clock_;
   std::string admin_hash_;
+  bool shared_quotas_ = false;
+  int take_shared_quota(const std::string& key, std::uint64_t limit);
   std::atomic<bool> has_stored_keys_{false};
   mutable std::mutex mu_;
   std::mutex audit_mu_;

@@ -199,6 +199,7 @@ int run(const Config& config, const StartHook& on_start) {
   // Several replicas on one PostgreSQL: each follows what the others commit.
   std::unique_ptr<ChangeFeed> change_feed;
   if (store->info().backend == "postgres") {
+    access.count_quotas_in_store(true);
     change_feed =
         std::make_unique<ChangeFeed>(*store, registry, access, std::chrono::milliseconds(200));
   }

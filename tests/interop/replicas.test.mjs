@@ -84,13 +84,27 @@ test('an idempotency key is honoured whichever replica receives the repeat', { s
   const port = agent.address().port;
   assert.equal((await call(a, 'POST', '/agents', { ...card('echo', 'Echoes text.'), endpoint: `http://127.0.0.1:${port}/` })).status, 201);
   await sleep(400);
+  const callsBefore = agentCalls;
   const first = await call(a, 'POST', '/agents/echo/invoke', { text: 'once' }, { 'Idempotency-Key': 'pay-42' });
   assert.equal(first.status, 200, JSON.stringify(first.body));
   const repeat = await call(b, 'POST', '/agents/echo/invoke', { text: 'once' }, { 'Idempotency-Key': 'pay-42' });
   assert.equal(repeat.status, 200, JSON.stringify(repeat.body));
   assert.equal(repeat.headers.get('idempotent-replayed'), 'true');
   assert.deepEqual(repeat.body, first.body);
-  assert.equal(agentCalls, 1, 'the agent was called once');
+  assert.equal(agentCalls - callsBefore, 1, 'the agent was called once');
+});
+
+test('a daily quota holds for a client across replicas', { skip }, async () => {
+  const port = agent.address().port;
+  assert.equal((await call(a, 'POST', '/agents', { ...card('quota-echo', 'Echoes text.'), endpoint: `http://127.0.0.1:${port}/` })).status, 201);
+  await sleep(400);
+  const key = (await call(a, 'POST', '/keys', { client_id: 'dave', role: 'client', rate_limit: { requests_per_day: 5 } })).body.key;
+  const statuses = [];
+  for (let i = 0; i < 8; i++) {
+    const r = await call(i % 2 ? b : a, 'POST', '/agents/quota-echo/invoke', { text: 'q' }, { Authorization: `Bearer ${key}` });
+    statuses.push(r.status);
+  }
+  assert.deepEqual(statuses, [200, 200, 200, 200, 200, 429, 429, 429]);
 });
 
 test('kill -9 of a replica mid-write loses no acknowledged write', { skip }, async () => {
