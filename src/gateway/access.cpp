@@ -240,21 +240,24 @@ int AccessControl::take_shared_quota(const std::string& key, std::uint64_t limit
 
 int AccessControl::take_token(const Principal& p) {
   if (p.rate.requests_per_second <= 0) return 0;
-  const double burst = std::max(1.0, p.rate.burst > 0 ? p.rate.burst : p.rate.requests_per_second);
+  const double share = static_cast<double>(rate_share_.load());
+  const double rate = p.rate.requests_per_second / share;
+  const double burst =
+      std::max(1.0, (p.rate.burst > 0 ? p.rate.burst : p.rate.requests_per_second) / share);
   const auto now = std::chrono::steady_clock::now();
   std::lock_guard lock(mu_);
   auto [it, fresh] = buckets_.try_emplace(p.client_id, Bucket{burst, now});
   Bucket& b = it->second;
   if (!fresh) {
     const double elapsed = std::chrono::duration<double>(now - b.last).count();
-    b.tokens = std::min(burst, b.tokens + elapsed * p.rate.requests_per_second);
+    b.tokens = std::min(burst, b.tokens + elapsed * rate);
     b.last = now;
   }
   if (b.tokens >= 1.0) {
     b.tokens -= 1.0;
     return 0;
   }
-  return static_cast<int>(std::ceil((1.0 - b.tokens) / p.rate.requests_per_second));
+  return static_cast<int>(std::ceil((1.0 - b.tokens) / rate));
 }
 
 void AccessControl::audit(const std::string& client_id, std::string_view action,

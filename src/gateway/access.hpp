@@ -71,6 +71,9 @@ class AccessControl {
   // Several replicas share the store: quota counts are then taken in the store itself, one
   // optimistic increment per request, so that the quota is exact across replicas.
   void count_quotas_in_store(bool shared) { shared_quotas_ = shared; }
+  // Rates across N live replicas behind a load balancer that spreads requests evenly: each
+  // replica's bucket holds 1/N of the rate and of the burst (docs/operations.md).
+  void share_rates_among(std::size_t replicas) { rate_share_ = std::max<std::size_t>(1, replicas); }
 
   // Registrations and invocations: who, what, status, latency; never payload content. Entries
   // are queued and written in batches (one disk sync per batch, at most ~50 ms later), so that
@@ -88,6 +91,7 @@ class AccessControl {
   const util::Clock& clock_;
   std::string admin_hash_;
   bool shared_quotas_ = false;
+  std::atomic<std::size_t> rate_share_{1};
   int take_shared_quota(const std::string& key, std::uint64_t limit);
   std::atomic<bool> has_stored_keys_{false};
   mutable std::mutex mu_;

@@ -3,6 +3,7 @@
 #include "gateway/access.hpp"
 #include "registry/registry_service.hpp"
 #include "store/store.hpp"
+#include "util/ids.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -12,6 +13,8 @@ ChangeFeed::ChangeFeed(store::Store& store, registry::RegistryService& registry,
                        gateway::AccessControl& access, std::chrono::milliseconds interval)
     : store_(store), registry_(registry), access_(access) {
   cursor_ = store_.last_change();  // what is older was loaded at start
+  replica_id_ = util::new_uuid();
+  heartbeat();
   thread_ = std::thread([this, interval] {
     std::unique_lock lock(mu_);
     while (!stopping_) {
@@ -20,6 +23,7 @@ ChangeFeed::ChangeFeed(store::Store& store, registry::RegistryService& registry,
       lock.unlock();
       try {
         catch_up();
+        if (std::chrono::steady_clock::now() - last_beat_ > std::chrono::seconds(1)) heartbeat();
       } catch (const std::exception& e) {
         // The database is restarting, say: the next round tries again from the same place.
         spdlog::debug("change feed: {}", e.what());
@@ -36,6 +40,33 @@ ChangeFeed::~ChangeFeed() {
   }
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
+  try {
+    store_.remove("replicas", replica_id_);  // the others take back its share of the rates
+  } catch (const std::exception&) {
+    // The database is gone too; the entry ages out.
+  }
+}
+
+std::size_t ChangeFeed::heartbeat() {
+  last_beat_ = std::chrono::steady_clock::now();
+  const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+  store_.put("replicas", replica_id_, boost::json::object{{"seen_ms", now}});
+  std::size_t alive = 0;
+  std::vector<std::string> gone;
+  store_.scan("replicas", "", [&](const store::Document& d) {
+    const auto seen = d.body.at("seen_ms").to_number<std::int64_t>();
+    if (now - seen < 3000) {
+      ++alive;
+    } else if (now - seen > 60'000) {
+      gone.push_back(d.key);  // a replica that stopped a while ago
+    }
+  });
+  for (const auto& key : gone)
+    store_.remove("replicas", key);
+  access_.share_rates_among(alive);
+  return alive;
 }
 
 std::size_t ChangeFeed::catch_up() {

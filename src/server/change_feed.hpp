@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <string>
 #include <thread>
 
 namespace schemagate::store {
@@ -32,12 +33,17 @@ class ChangeFeed {
 
   // Applies what was committed since the last call; returns how many changes it read.
   std::size_t catch_up();
+  // Says this replica is alive (collection "replicas") and counts the replicas seen in the last
+  // few seconds, which share the clients' rates. Returns that count.
+  std::size_t heartbeat();
 
  private:
   store::Store& store_;
   registry::RegistryService& registry_;
   gateway::AccessControl& access_;
   std::int64_t cursor_ = 0;
+  std::string replica_id_;
+  std::chrono::steady_clock::time_point last_beat_{};
   std::mutex mu_;
   std::condition_variable wake_;
   bool stopping_ = false;

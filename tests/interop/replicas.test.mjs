@@ -107,6 +107,19 @@ test('a daily quota holds for a client across replicas', { skip }, async () => {
   assert.deepEqual(statuses, [200, 200, 200, 200, 200, 429, 429, 429]);
 });
 
+test('a rate limit holds within 10% across two replicas', { skip }, async () => {
+  const key = (await call(a, 'POST', '/keys', { client_id: 'erin', role: 'client', rate_limit: { requests_per_second: 10, burst: 10 } })).body.key;
+  await sleep(1500);  // both replicas have counted each other (heartbeats every second)
+  let ok = 0, limited = 0;
+  for (let i = 0; i < 30; i++) {
+    const r = await call(i % 2 ? b : a, 'POST', '/agents/quota-echo/invoke', { text: 'r' }, { Authorization: `Bearer ${key}` });
+    if (r.status === 200) ok++;
+    if (r.status === 429) limited++;
+  }
+  // A burst of 10 across the cluster (5 per replica), plus what refills while the loop runs.
+  assert.ok(ok >= 9 && ok <= 12, `${ok} calls passed, ${limited} were limited`);
+});
+
 test('kill -9 of a replica mid-write loses no acknowledged write', { skip }, async () => {
   const acknowledged = [];
   let stop = false;
