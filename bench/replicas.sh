@@ -17,17 +17,21 @@ work=$(mktemp -d)
 eval "$(bash scripts/pg-test-cluster.sh start)"
 trap 'kill $(jobs -p) 2>/dev/null || true; bash scripts/pg-test-cluster.sh stop "$PG_TEST_DIR"; rm -rf "$work"' EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
-start() {  # name command db -> port
+# Not in a $(...) subshell: the server must stay a job of this shell.
+start() {  # name command db: the port goes into $port
   "$bin" "$2" --listen 127.0.0.1:0 --db "$3" --no-access-log 2>"$work/$1.err" &
   for _ in $(seq 200); do grep -q "schemagate listening" "$work/$1.err" && break; sleep 0.1; done
-  grep -o 'schemagate listening on http://127.0.0.1:[0-9]*' "$work/$1.err" | grep -o '[0-9]*$'
+  port=$(grep -o 'schemagate listening on http://127.0.0.1:[0-9]*' "$work/$1.err" | grep -o '[0-9]*$')
 }
 
 # The single replica is the demo (its photo agent serves every case); the replicas share PostgreSQL.
-single=$(start single demo "$work/single.db")
+start single demo "$work/single.db"
+single=$port
 agent=$(grep -o 'photo_retouch.*agent at http://127.0.0.1:[0-9]*' "$work/single.err" | grep -o '[0-9]*$')
-a=$(start a serve "$SCHEMAGATE_TEST_POSTGRES_URL")
-b=$(start b serve "$SCHEMAGATE_TEST_POSTGRES_URL")
+start a serve "$SCHEMAGATE_TEST_POSTGRES_URL"
+a=$port
+start b serve "$SCHEMAGATE_TEST_POSTGRES_URL"
+b=$port
 lb=$(free_port)
 cat > "$work/nginx.conf" <<CONF
 worker_processes 1;
@@ -45,8 +49,8 @@ http {
 CONF
 nginx -c "$work/nginx.conf" -p "$work" -g 'daemon off;' &
 sleep 0.5
-for port in "$single" "$a"; do
-  curl -sf "http://127.0.0.1:$port/agents" -H 'Content-Type: application/json' -d '{
+for target in "$single" "$a"; do
+  curl -sf "http://127.0.0.1:$target/agents" -H 'Content-Type: application/json' -d '{
     "id": "photo", "name": "Photo retouch", "description": "Retouches photos.",
     "operations": [{"name": "retouch", "endpoint": "http://127.0.0.1:'"$agent"'/execute",
       "input_schema": {"type": "object", "properties": {"skin_smoothing": {"type": "integer", "minimum": 0, "maximum": 10},
