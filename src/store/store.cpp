@@ -1,7 +1,9 @@
 #include "store/store.hpp"
 
+#include "json/parse.hpp"
 #include "store/postgres/postgres_store.hpp"
 #include "store/sqlite/sqlite_store.hpp"
+#include "store/stored_json.hpp"
 
 namespace schemagate::store {
 
@@ -14,6 +16,15 @@ Write Write::put(std::string collection, std::string key, boost::json::value bod
 Write Write::remove(std::string collection, std::string key,
                     std::optional<std::int64_t> expected_revision) {
   return Write{Kind::remove, std::move(collection), std::move(key), nullptr, expected_revision};
+}
+
+boost::json::value parse_stored(std::string_view text) {
+  json::ParseLimits limits;
+  limits.max_depth = json::kMaxParseDepth;
+  limits.max_string_bytes = std::size_t{1} << 31;
+  limits.max_document_bytes = std::size_t{1} << 31;
+  limits.reject_duplicate_keys = false;
+  return json::parse(text, limits);
 }
 
 namespace {

@@ -1,7 +1,7 @@
 #include "store/postgres/postgres_store.hpp"
 
-#include "json/parse.hpp"
 #include "store/postgres/migrations.hpp"
+#include "store/stored_json.hpp"
 #include "util/clock.hpp"
 #include "util/contract_error.hpp"
 
@@ -129,16 +129,6 @@ class Connection {
   PGconn* conn_ = nullptr;
   int statements_ = 0;
 };
-
-// Stored bodies were serialized by us; parsing them back must keep every double bit-exact.
-boost::json::value parse_stored(std::string_view text) {
-  json::ParseLimits limits;
-  limits.max_depth = json::kMaxParseDepth;
-  limits.max_string_bytes = std::size_t{1} << 31;
-  limits.max_document_bytes = std::size_t{1} << 31;
-  limits.reject_duplicate_keys = false;
-  return json::parse(text, limits);
-}
 
 // Serializes the event appends of every replica, so that sequence order is commit order and a
 // reader that has seen sequence N never sees a smaller one appear later.

@@ -1,7 +1,7 @@
 #include "store/sqlite/sqlite_store.hpp"
 
-#include "json/parse.hpp"
 #include "store/sqlite/migrations.hpp"
+#include "store/stored_json.hpp"
 #include "util/clock.hpp"
 
 #include <sqlite3.h>
@@ -105,16 +105,6 @@ class Statement {
   Connection& conn_;
   sqlite3_stmt* stmt_ = nullptr;
 };
-
-// Stored bodies were serialized by us; parsing them back must keep every double bit-exact.
-boost::json::value parse_stored(std::string_view text) {
-  json::ParseLimits limits;
-  limits.max_depth = json::kMaxParseDepth;
-  limits.max_string_bytes = std::size_t{1} << 31;
-  limits.max_document_bytes = std::size_t{1} << 31;
-  limits.reject_duplicate_keys = false;
-  return json::parse(text, limits);
-}
 
 class SqliteStore final : public Store {
  public:
