@@ -239,7 +239,11 @@ std::size_t EvolutionEngine::experimental_keys(const std::string& scenario) {
 EvolutionEngine::Timeline EvolutionEngine::step() {
   std::lock_guard lock(mu_);
   Timeline out;
-  record_usage();
+  record_usage();  // every replica's own counts
+  // The pools are one replica's work: the leader's. Where replicas share the database it reads
+  // them afresh each step, so that what another replica decided (an approval) is seen.
+  if (!store_.lead("evolution")) return out;
+  if (store_.info().backend != "sqlite") pools_.clear();
   for (const auto& s : exchange_.list_scenarios()) {
     const std::string scenario(s.at("scenario").as_string());
     try {
@@ -563,7 +567,12 @@ void EvolutionEngine::record_usage() {
         if (samples.size() < 20) samples.push_back(v);
       }
     }
-    store_.put(std::string(kUsage), key, std::move(b));
+    try {
+      // Other replicas add their counts to the same document: never overwrite theirs.
+      store_.put(std::string(kUsage), key, std::move(b), doc ? doc->revision : 0);
+    } catch (const store::ConflictError&) {
+      exchange_.restore_usage(scenario, std::move(u));  // added on the next step
+    }
   }
 }
 
@@ -710,7 +719,8 @@ bj::object EvolutionEngine::record_verdict(const std::string& scenario, const st
 
 bj::object EvolutionEngine::state(const std::string& scenario) {
   std::lock_guard lock(mu_);
-  exchange_.negotiate(scenario, "");  // 404 for an unknown scenario
+  exchange_.negotiate(scenario, "");                              // 404 for an unknown scenario
+  if (store_.info().backend != "sqlite") pools_.erase(scenario);  // the leader's, as stored
   const std::int64_t now = clock_.now_unix_ms();
   bj::array clusters;
   for (const auto& c : pool(scenario)) {
@@ -763,6 +773,7 @@ bj::object EvolutionEngine::state(const std::string& scenario) {
 bj::object EvolutionEngine::decide(const std::string& scenario, const std::string& cluster_id,
                                    bool approve) {
   std::lock_guard lock(mu_);
+  if (store_.info().backend != "sqlite") pools_.erase(scenario);
   for (auto& c : pool(scenario)) {
     if (c.id != cluster_id) continue;
     if (c.state != "awaiting_approval") {

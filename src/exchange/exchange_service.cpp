@@ -724,6 +724,22 @@ std::map<std::string, ExchangeService::ScenarioUsage> ExchangeService::drain_usa
   return std::exchange(usage_, {});
 }
 
+void ExchangeService::restore_usage(const std::string& scenario, ScenarioUsage usage) {
+  std::lock_guard lock(usage_mu_);
+  auto& u = usage_[scenario];
+  u.payloads += usage.payloads;
+  u.clients.merge(usage.clients);
+  for (auto& [name, k] : usage.keys) {
+    auto& into = u.keys[name];
+    into.present += k.present;
+    into.type_errors += k.type_errors;
+    into.clients.merge(k.clients);
+    for (auto& v : k.samples) {
+      if (into.samples.size() < 20) into.samples.push_back(std::move(v));
+    }
+  }
+}
+
 bj::object ExchangeService::template_json(std::string_view scenario, std::string_view version) {
   return load_template(scenario, version.empty() ? latest_version(scenario) : std::string(version))
       ->tmpl.to_json();

@@ -172,6 +172,8 @@ class ExchangeService {
     std::map<std::string, KeyUsage> keys;  // experimental keys only
   };
   std::map<std::string, ScenarioUsage> drain_usage();
+  // Puts drained counts back (they could not be stored this time); merged with newer ones.
+  void restore_usage(const std::string& scenario, ScenarioUsage usage);
 
   // The stored form of a published version (the latest when `version` is empty).
   boost::json::object template_json(std::string_view scenario, std::string_view version = {});

@@ -131,6 +131,15 @@ class Store {
   virtual std::vector<Change> read_changes(std::int64_t after_sequence, std::size_t limit) = 0;
   virtual std::int64_t last_change() = 0;  // 0 when nothing was ever written
 
+  // Leadership of work that must run once across the processes sharing the database (the
+  // evolution engine's pools): true while this process holds `job`. It is held until the
+  // process ends (or loses its database connection), then another may take it. A store only
+  // one process can open always leads.
+  virtual bool lead(std::string_view job) {
+    (void)job;
+    return true;
+  }
+
   // Conveniences over commit().
   Document put(std::string collection, std::string key, boost::json::value body,
                std::optional<std::int64_t> expected_revision = std::nullopt);

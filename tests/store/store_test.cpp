@@ -398,4 +398,20 @@ TEST_P(StoreContract, ChangesListEveryCommittedWriteInOrder) {
   EXPECT_EQ(b->read_changes(start, 2).size(), 2u);
 }
 
+// Work that must run once: one store leads a job at a time; when it goes, another takes over.
+TEST_P(StoreContract, OneProcessLeadsAJobAtATime) {
+  auto a = open();
+  auto b = open();
+  EXPECT_TRUE(a->lead("evolution"));
+  EXPECT_TRUE(a->lead("evolution")) << "the leader keeps leading";
+  if (GetParam() == "sqlite") {
+    EXPECT_TRUE(b->lead("evolution")) << "one process per SQLite file: it always leads";
+    return;
+  }
+  EXPECT_FALSE(b->lead("evolution"));
+  EXPECT_TRUE(b->lead("audit-pruning")) << "jobs are led separately";
+  a.reset();  // the leader's process ends
+  EXPECT_TRUE(b->lead("evolution"));
+}
+
 }  // namespace

@@ -13,6 +13,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <type_traits>
 #include <vector>
 
@@ -301,6 +302,25 @@ class PostgresStore final : public Store {
     });
   }
 
+  bool lead(std::string_view job) override {
+    std::lock_guard lock(lead_mu_);
+    try {
+      // A session-level advisory lock on a connection of its own: it lasts as long as the
+      // session, so a replica that dies hands its jobs on.
+      if (!leader_) leader_ = std::make_unique<Connection>(url_);
+      const bool alive = leader_->exec("SELECT 1", {}) != nullptr;
+      if (alive && held_.contains(std::string(job))) return true;
+      const auto r = leader_->exec("SELECT pg_try_advisory_lock(hashtext($1))", {job});
+      if (r->text(0, 0) != "t") return false;
+      held_.insert(std::string(job));
+      return true;
+    } catch (const util::ContractError&) {
+      leader_.reset();  // the session and every lock it held are gone
+      held_.clear();
+      return false;
+    }
+  }
+
  private:
   static Document document(const Result& r, int row, int first, std::string_view collection,
                            std::string_view key) {
@@ -459,6 +479,9 @@ class PostgresStore final : public Store {
   std::vector<std::size_t> idle_;
   int schema_version_ = 0;
   std::atomic<std::uint64_t> commits_{0};
+  std::mutex lead_mu_;
+  std::unique_ptr<Connection> leader_;
+  std::set<std::string> held_;
 };
 
 }  // namespace
