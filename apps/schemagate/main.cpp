@@ -360,6 +360,11 @@ int main(int argc, char** argv) {
                 << schemagate::json::kMaxParseDepth << "\n";
       return 2;
     }
+    if (config.store.target.empty()) {
+      std::cerr << "schemagate " << command
+                << ": --db must name a SQLite file or a postgres:// URL\n";
+      return 2;
+    }
     if (tls_cert.empty() != tls_key.empty()) {
       std::cerr << "schemagate " << command << ": --tls-cert and --tls-key go together\n";
       return 2;

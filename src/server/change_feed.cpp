@@ -18,7 +18,10 @@ ChangeFeed::ChangeFeed(store::Store& store, registry::RegistryService& registry,
   thread_ = std::thread([this, interval] {
     std::unique_lock lock(mu_);
     while (!stopping_) {
-      wake_.wait_for(lock, interval, [this] { return stopping_; });
+      lock.unlock();
+      // PostgreSQL's NOTIFY wakes this at once; the interval bounds the wait (and the stop).
+      store_.wait_for_changes(interval);
+      lock.lock();
       if (stopping_) break;
       lock.unlock();
       try {
@@ -38,7 +41,6 @@ ChangeFeed::~ChangeFeed() {
     std::lock_guard lock(mu_);
     stopping_ = true;
   }
-  wake_.notify_all();
   if (thread_.joinable()) thread_.join();
   try {
     store_.remove("replicas", replica_id_);  // the others take back its share of the rates

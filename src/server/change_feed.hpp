@@ -5,7 +5,6 @@
 // from where it started, every `interval`.
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -45,7 +44,6 @@ class ChangeFeed {
   std::string replica_id_;
   std::chrono::steady_clock::time_point last_beat_{};
   std::mutex mu_;
-  std::condition_variable wake_;
   bool stopping_ = false;
   std::thread thread_;
 };

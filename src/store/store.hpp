@@ -2,6 +2,7 @@
 
 #include <boost/json/value.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -9,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 namespace schemagate::util {
@@ -130,6 +132,13 @@ class Store {
   static constexpr std::int64_t kChangesKept = 100'000;
   virtual std::vector<Change> read_changes(std::int64_t after_sequence, std::size_t limit) = 0;
   virtual std::int64_t last_change() = 0;  // 0 when nothing was ever written
+  // Waits up to `timeout` for another process to commit (PostgreSQL LISTEN/NOTIFY); true when
+  // one did. Only a wake-up: the change log stays the truth. Where no other process can write,
+  // it just waits.
+  virtual bool wait_for_changes(std::chrono::milliseconds timeout) {
+    std::this_thread::sleep_for(timeout);
+    return false;
+  }
 
   // Leadership of work that must run once across the processes sharing the database (the
   // evolution engine's pools): true while this process holds `job`. It is held until the

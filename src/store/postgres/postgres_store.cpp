@@ -9,6 +9,8 @@
 #include <spdlog/spdlog.h>
 #include <boost/json/serialize.hpp>
 
+#include <poll.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <memory>
@@ -102,6 +104,8 @@ class Connection {
     throw StoreError("PostgreSQL: " + message);
   }
   void run(const char* sql) { exec(sql, {}); }
+
+  PGconn* raw() const { return conn_; }
 
   // Statements sent since the pool handed this connection out.
   int statements() const { return statements_; }
@@ -211,6 +215,7 @@ class PostgresStore final : public Store {
               "$4)",
               {d.collection, d.key, std::to_string(revision), stamp});
         }
+        c.run("NOTIFY schemagate_changes");  // delivered when the transaction commits
         if (++commits_ % 1024 == 0) {
           c.run(
               "DELETE FROM changes WHERE sequence < (SELECT MAX(sequence) FROM changes) - "
@@ -300,6 +305,37 @@ class PostgresStore final : public Store {
     return with_connection([&](Connection& c) {
       return c.exec("SELECT COALESCE(MAX(sequence), 0) FROM changes", {})->integer(0, 0);
     });
+  }
+
+  bool wait_for_changes(std::chrono::milliseconds timeout) override {
+    std::lock_guard lock(listen_mu_);
+    try {
+      if (!listener_) {
+        listener_ = std::make_unique<Connection>(url_);
+        listener_->run("LISTEN schemagate_changes");
+      }
+      PGconn* c = listener_->raw();
+      const auto drain = [c] {
+        bool any = false;
+        while (PGnotify* n = PQnotifies(c)) {
+          PQfreemem(n);
+          any = true;
+        }
+        return any;
+      };
+      if (PQconsumeInput(c) && drain()) return true;
+      pollfd fd{PQsocket(c), POLLIN, 0};
+      if (::poll(&fd, 1, static_cast<int>(timeout.count())) <= 0) return false;
+      if (!PQconsumeInput(c)) {
+        listener_.reset();  // the server went away; LISTEN again next time
+        return false;
+      }
+      return drain();
+    } catch (const util::ContractError&) {
+      listener_.reset();
+      std::this_thread::sleep_for(timeout);
+      return false;
+    }
   }
 
   bool lead(std::string_view job) override {
@@ -479,7 +515,8 @@ class PostgresStore final : public Store {
   std::vector<std::size_t> idle_;
   int schema_version_ = 0;
   std::atomic<std::uint64_t> commits_{0};
-  std::mutex lead_mu_;
+  std::mutex lead_mu_, listen_mu_;
+  std::unique_ptr<Connection> listener_;
   std::unique_ptr<Connection> leader_;
   std::set<std::string> held_;
 };
