@@ -32,6 +32,9 @@ cmake --build --preset "$preset"
 eval "$(bash scripts/pg-test-cluster.sh start)"
 trap 'bash scripts/pg-test-cluster.sh stop "$PG_TEST_DIR"' EXIT
 ctest --preset "$preset" -j "$(nproc)" --timeout 600
+# The end-to-end suite once more with every server on PostgreSQL (a database per test).
+SCHEMAGATE_TEST_E2E_POSTGRES_URL="${SCHEMAGATE_TEST_POSTGRES_URL%/*}" \
+  "build/$preset/tests/e2e_tests" --gtest_brief=1
 
 # As a packager builds it: a plain `cmake -DCMAKE_BUILD_TYPE=Release` (no presets, no -Werror),
 # packaged as a .deb, unpacked into a temporary root and served from there.

@@ -9,7 +9,10 @@
 #include <unistd.h>
 #include <boost/json.hpp>
 
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <regex>
@@ -26,6 +29,27 @@ inline std::filesystem::path fresh_dir(const std::string& name) {
   return dir;
 }
 
+// SCHEMAGATE_TEST_E2E_POSTGRES_URL (a server URL, without a database) runs the end-to-end suite
+// on PostgreSQL: each test directory gets a database of its own, created on first use and kept
+// for the restarts that test does.
+inline std::string database_for(const std::filesystem::path& dir) {
+  const char* server = std::getenv("SCHEMAGATE_TEST_E2E_POSTGRES_URL");
+  if (!server) return (dir / "schemagate.db").string();
+  const std::string name =
+      "e2e_" + std::to_string(std::hash<std::string>{}(dir.string()) % 1000000007);
+  if (!std::filesystem::exists(dir / ".postgres")) {
+    run_command({"/usr/bin/psql", std::string(server) + "/postgres", "-q", "-c",
+                 "DROP DATABASE IF EXISTS " + name + " WITH (FORCE)", "-c",
+                 "CREATE DATABASE " + name});
+    std::ofstream(dir / ".postgres") << name;
+  }
+  return std::string(server) + "/" + name;
+}
+
+inline bool on_postgres() {
+  return std::getenv("SCHEMAGATE_TEST_E2E_POSTGRES_URL") != nullptr;
+}
+
 // A running server and the port it bound.
 struct Server {
   std::unique_ptr<Process> process;
@@ -34,9 +58,8 @@ struct Server {
   explicit Server(const std::filesystem::path& dir, std::vector<std::string> extra_args = {},
                   std::map<std::string, std::string> env = {}) {
     using namespace std::chrono_literals;
-    std::vector<std::string> argv{SCHEMAGATE_BINARY, "serve", "--listen",
-                                  "127.0.0.1:0",     "--db",  (dir / "schemagate.db").string(),
-                                  "--threads",       "2"};
+    std::vector<std::string> argv{SCHEMAGATE_BINARY, "serve",     "--listen", "127.0.0.1:0", "--db",
+                                  database_for(dir), "--threads", "2"};
     argv.insert(argv.end(), extra_args.begin(), extra_args.end());
     process = std::make_unique<Process>(argv, env);
     if (!process->wait_for_stderr("schemagate listening on", 20s)) {
