@@ -118,6 +118,17 @@ void add_access_routes(http::Router& router, Auth& auth, const json::ParseLimits
                                                   {"burst", rate.burst},
                                                   {"requests_per_day", rate.requests_per_day}}}});
   });
+  router.add("DELETE", "/keys/{client}", [&auth](http::Request& req) {
+    const auto who = auth.require(req, Role::admin);
+    const auto& client = req.param("client");
+    if (auth.access().revoke_keys(client) == 0) {
+      throw http::Error(404, "NotFound", "client \"" + client + "\" has no API key");
+    }
+    auth.access().audit(who.client_id, "revoke_keys", client, 204, 0);
+    http::Response r;
+    r.status = 204;
+    return r;
+  });
   router.add("GET", "/audit", [&auth](http::Request& req) {
     auth.require(req, Role::admin);
     std::size_t limit = 100;

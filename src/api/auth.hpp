@@ -26,7 +26,8 @@ class Auth {
   gateway::AccessControl& access_;
 };
 
-// POST /keys (admin): a new API key, shown once. GET /audit (admin): the latest audit entries.
+// POST /keys (admin): a new API key, shown once. DELETE /keys/{client} (admin): revokes every
+// key of a client. GET /audit (admin): the latest audit entries.
 void add_access_routes(http::Router& router, Auth& auth, const json::ParseLimits& limits);
 
 }  // namespace schemagate::api

@@ -197,6 +197,19 @@ AccessControl::Created AccessControl::create_key(const std::string& client_id, R
   return c;
 }
 
+std::size_t AccessControl::revoke_keys(const std::string& client_id) {
+  std::vector<store::Write> writes;
+  store_.scan(kKeys, "", [&](const store::Document& d) {
+    const auto* c = d.body.as_object().if_contains("client_id");
+    if (c && c->is_string() && c->get_string() == client_id.c_str()) {
+      writes.push_back(store::Write::remove(std::string(kKeys), d.key));
+    }
+  });
+  if (!writes.empty()) store_.commit(writes);
+  forget_cached_keys();
+  return writes.size();
+}
+
 int AccessControl::take_quota(const Principal& p) {
   if (p.rate.requests_per_day == 0) return 0;
   const std::string key = p.client_id + "/" + utc_day(clock_);

@@ -63,6 +63,10 @@ class AccessControl {
   Created create_key(const std::string& client_id, Role role, std::vector<std::string> groups,
                      RateLimit rate);
 
+  // Removes every key of a client; returns how many. Cached principals go at once here, and
+  // on other replicas when they read the change (within a second).
+  std::size_t revoke_keys(const std::string& client_id);
+
   // Token bucket per client: 0 when the request may go, else the seconds to wait.
   int take_token(const Principal& p);
   // Daily quota per client: 0 when the request may go, else the seconds until the UTC day

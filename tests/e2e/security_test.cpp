@@ -79,6 +79,16 @@ TEST_F(SecurityTest, WritesNeedAPublisherKey) {
   EXPECT_EQ(as(client, "PUT", "/scenarios/s/versions/1.0.0", "{}").status, 403);
 }
 
+// A revoked key stops working at once (its cached principal goes with it); only admins revoke.
+TEST_F(SecurityTest, RevokedKeysStopWorking) {
+  const auto key = key_for("mallory", "publisher");
+  EXPECT_EQ(as(key, "POST", "/agents", card("m1", agent_.url("/translate"))).status, 201);
+  EXPECT_EQ(as(key, "DELETE", "/keys/mallory").status, 403);
+  EXPECT_EQ(as(kAdmin, "DELETE", "/keys/mallory").status, 204);
+  EXPECT_EQ(as(key, "POST", "/agents", card("m2", agent_.url("/translate"))).status, 401);
+  EXPECT_EQ(as(kAdmin, "DELETE", "/keys/mallory").status, 404);
+}
+
 TEST_F(SecurityTest, OnlyAdminsCreateKeysAndKeysAreShownOnce) {
   if (schemagate::testing::on_postgres()) GTEST_SKIP() << "about the SQLite file";
   const auto publisher = key_for("acme", "publisher");
