@@ -18,7 +18,12 @@ start)
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
   as_owner "$bin/initdb" -D "$dir/data" -A trust -U postgres --no-sync -E UTF8 >"$dir/initdb.log" 2>&1 ||
     { cat "$dir/initdb.log" >&2; exit 1; }
-  echo "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=on -c max_connections=200" >"$dir/options"
+  # TLS on offer (a self-signed certificate), so that URLs with ?sslmode=require are tested too.
+  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 \
+    -keyout "$dir/data/server.key" -out "$dir/data/server.crt" >/dev/null 2>&1
+  chmod 600 "$dir/data/server.key"
+  if [ "$(id -u)" -eq 0 ]; then chown postgres:postgres "$dir/data/server.key" "$dir/data/server.crt"; fi
+  echo "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=on -c max_connections=200 -c ssl=on" >"$dir/options"
   as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 -o "$(cat "$dir/options")" start >/dev/null ||
     { cat "$dir/server.log" >&2; exit 1; }
   as_owner "$bin/createdb" -h 127.0.0.1 -p "$port" -U postgres schemagate_test

@@ -414,4 +414,13 @@ TEST_P(StoreContract, OneProcessLeadsAJobAtATime) {
   EXPECT_TRUE(b->lead("evolution"));
 }
 
+// A URL that asks for TLS gets it (libpq's sslmode; the test server offers TLS).
+TEST_P(StoreContract, TlsWhenTheUrlAsksForIt) {
+  if (GetParam() == "sqlite") GTEST_SKIP() << "a file has no transport";
+  auto s = store::open_store({target_ + "?sslmode=require"}, clock_);
+  s->put("tls", "k", {{"v", 1}});
+  EXPECT_EQ(s->get("tls", "k")->body.at("v"), 1);
+  EXPECT_EQ(s->info().location.find("sslmode=require") != std::string::npos, true);
+}
+
 }  // namespace
