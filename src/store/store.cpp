@@ -27,6 +27,25 @@ boost::json::value parse_stored(std::string_view text) {
   return json::parse(text, limits);
 }
 
+Document written(const Write& w, std::int64_t current, std::int64_t created, std::int64_t now) {
+  if (w.expected_revision && *w.expected_revision != current) {
+    throw ConflictError(w.collection, w.key, w.expected_revision, current);
+  }
+  Document d;
+  d.collection = w.collection;
+  d.key = w.key;
+  if (w.kind == Write::Kind::remove) {
+    d.revision = current;  // the revision it had (0: there was nothing to remove)
+    d.body = nullptr;
+    return d;
+  }
+  d.revision = current + 1;
+  d.body = w.body;
+  d.created_at_ms = created;
+  d.updated_at_ms = now;
+  return d;
+}
+
 namespace {
 std::string describe_expected(std::optional<std::int64_t> expected) {
   if (!expected) return "any revision";

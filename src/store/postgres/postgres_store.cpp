@@ -391,18 +391,11 @@ class PostgresStore final : public Store {
         created = r->integer(0, 1);
       }
     }
-    if (w.expected_revision && *w.expected_revision != current) {
-      throw ConflictError(w.collection, w.key, w.expected_revision, current);
-    }
-    Document d;
-    d.collection = w.collection;
-    d.key = w.key;
+    Document d = written(w, current, created, now);
     if (w.kind == Write::Kind::remove) {
       if (current != 0) {
         c.exec("DELETE FROM documents WHERE collection = $1 AND key = $2", {w.collection, w.key});
       }
-      d.revision = current;
-      d.body = nullptr;
       return d;
     }
     const std::string text = boost::json::serialize(w.body);
@@ -418,12 +411,8 @@ class PostgresStore final : public Store {
       c.exec(
           "UPDATE documents SET revision = $3, body = $4, updated_at = $5 WHERE collection = $1 "
           "AND key = $2",
-          {w.collection, w.key, std::to_string(current + 1), text, stamp});
+          {w.collection, w.key, std::to_string(d.revision), text, stamp});
     }
-    d.revision = current + 1;
-    d.body = w.body;
-    d.created_at_ms = created;
-    d.updated_at_ms = now;
     return d;
   }
 

@@ -272,30 +272,19 @@ class SqliteStore final : public Store {
       }
       st.done();
     }
-    if (w.expected_revision && *w.expected_revision != current) {
-      throw ConflictError(w.collection, w.key, w.expected_revision, current);
-    }
-    Document d;
-    d.collection = w.collection;
-    d.key = w.key;
+    Document d = written(w, current, created, now);
     if (w.kind == Write::Kind::remove) {
       if (current != 0) {
         auto& st = delete_->bind(w.collection, w.key);
         st.step();
         st.done();
       }
-      d.revision = current;
-      d.body = nullptr;
       return d;
     }
     const std::string text = boost::json::serialize(w.body);
-    auto& st = upsert_->bind(w.collection, w.key, current + 1, text, created, now);
+    auto& st = upsert_->bind(w.collection, w.key, d.revision, text, created, now);
     st.step();
     st.done();
-    d.revision = current + 1;
-    d.body = w.body;
-    d.created_at_ms = created;
-    d.updated_at_ms = now;
     return d;
   }
 
