@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Gateway overhead, side by side in one run on loopback: a demo agent called directly, through
-# nginx proxy_pass (Debian nginx), and through schemagate's POST /agents/{id}/invoke (with input
-# and output validation). Load from wrk. Prints requests/s and p50/p99 latency, and
-# schemagate's throughput as a ratio of nginx's.
+# nginx proxy_pass (Debian nginx, as many worker processes as schemagate has I/O threads), and
+# through schemagate's POST /agents/{id}/invoke (with input and output validation), and a
+# scenario operation (a seed 000 template behind the gateway: the demo's photo-retouch). Load
+# from wrk: throughput at CONNECTIONS, then latency at one connection. Prints requests/s and
+# p50/p99, schemagate's throughput as a ratio of nginx's, and the p50 each adds to the direct call.
 # Usage: bash bench/gateway_overhead.sh [SECONDS] [CONNECTIONS]
+#   SCHEMAGATE_BENCH_THREADS=N  schemagate's I/O threads and nginx's workers (default: cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs="${1:-10}"
@@ -16,7 +19,8 @@ bin=./build/release/apps/schemagate/schemagate
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 
-"$bin" demo --listen 127.0.0.1:0 --db "$work/demo.db" --no-access-log --threads "${SCHEMAGATE_BENCH_THREADS:-0}" 2> "$work/demo.err" &
+threads="${SCHEMAGATE_BENCH_THREADS:-$(nproc)}"
+"$bin" demo --listen 127.0.0.1:0 --db "$work/demo.db" --no-access-log --threads "$threads" 2> "$work/demo.err" &
 for _ in $(seq 100); do grep -q "schemagate listening" "$work/demo.err" && break; sleep 0.1; done
 gateway=$(grep -o 'schemagate listening on http://127.0.0.1:[0-9]*' "$work/demo.err" | grep -o '[0-9]*$')
 agent=$(grep -o 'photo_retouch.*agent at http://127.0.0.1:[0-9]*' "$work/demo.err" | grep -o '[0-9]*$')
@@ -29,7 +33,7 @@ curl -sf "http://127.0.0.1:$gateway/agents" -H 'Content-Type: application/json' 
     "output_schema": {"type": "object", "required": ["job_id", "status", "applied"]}}]}' >/dev/null
 
 cat > "$work/nginx.conf" <<CONF
-worker_processes 1;
+worker_processes $threads;
 pid $work/nginx.pid;
 error_log $work/nginx.err;
 events { worker_connections 1024; }
@@ -54,9 +58,9 @@ wrk.body = '{"skin_smoothing": 3, "filter_style": "vintage"}'
 wrk.headers["Content-Type"] = "application/json"
 LUA
 
-run() {  # name url -> "name rps p50 p99"
-  local out
-  out=$(wrk -t2 -c"$conns" -d"${secs}s" --latency -s "$work/post.lua" "$2")
+run() {  # name url [connections] -> "name rps p50 p99"
+  local out c="${3:-$conns}"
+  out=$(wrk -t"$(( c < 2 ? 1 : 2 ))" -c"$c" -d"${secs}s" --latency -s "$work/post.lua" "$2")
   local rps p50 p99
   rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
   p50=$(echo "$out" | awk '$1=="50%" {print $2}')
@@ -66,14 +70,24 @@ run() {  # name url -> "name rps p50 p99"
 direct=$(run direct "http://127.0.0.1:$agent/execute")
 proxied=$(run nginx "http://127.0.0.1:$nginx_port/execute")
 gated=$(run schemagate "http://127.0.0.1:$gateway/agents/photo/invoke")
+scenario=$(run scenario "http://127.0.0.1:$gateway/agents/photo-retouch/invoke")
+direct1=$(run direct "http://127.0.0.1:$agent/execute" 1)
+proxied1=$(run nginx "http://127.0.0.1:$nginx_port/execute" 1)
+gated1=$(run schemagate "http://127.0.0.1:$gateway/agents/photo/invoke" 1)
 
-echo "wrk -t2 -c$conns -d${secs}s, POST of a 50-byte JSON body, 2 cores shared by load and servers"
-printf '%-12s %12s %10s %10s\n' path 'requests/s' p50 p99
-for line in "$direct" "$proxied" "$gated"; do
-  set -- $line
-  printf '%-12s %12s %10s %10s\n' "$1" "$2" "$3" "$4"
-done
-python3 - "$direct" "$proxied" "$gated" <<'PY'
+table() {
+  printf '%-12s %12s %10s %10s\n' path 'requests/s' p50 p99
+  for line in "$@"; do
+    set -- $line
+    printf '%-12s %12s %10s %10s\n' "$1" "$2" "$3" "$4"
+  done
+}
+echo "POST of a 50-byte JSON body; schemagate $threads I/O threads, nginx $threads workers; 2 cores shared by load and servers"
+echo "wrk -c$conns -d${secs}s:"
+table "$direct" "$proxied" "$gated" "$scenario"
+echo "wrk -c1 -d${secs}s:"
+table "$direct1" "$proxied1" "$gated1"
+python3 - "$direct" "$proxied" "$gated" "$scenario" "$direct1" "$proxied1" "$gated1" <<'PY'
 import sys
 def parse(line):
     name, rps, p50, p99 = line.split()
@@ -82,7 +96,7 @@ def parse(line):
             if t.endswith(unit): return float(t[:-len(unit)]) * f
         return float(t)
     return float(rps), us(p50), us(p99)
-d, n, g = (parse(a) for a in sys.argv[1:4])
-print(f"schemagate throughput / nginx throughput: {g[0] / n[0]:.2f}x")
-print(f"added p50 latency vs direct: schemagate {g[1] - d[1]:.0f} us, nginx {n[1] - d[1]:.0f} us")
+d, n, g, s, d1, n1, g1 = (parse(a) for a in sys.argv[1:8])
+print(f"schemagate throughput / nginx throughput: {g[0] / n[0]:.2f}x (scenario operation {s[0] / n[0]:.2f}x, {s[0] / g[0]:.2f}x of a plain operation)")
+print(f"added p50 at one connection vs direct: schemagate {g1[1] - d1[1]:.0f} us, nginx {n1[1] - d1[1]:.0f} us")
 PY

@@ -7,10 +7,14 @@
 
 #include <boost/json/serialize.hpp>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <optional>
-#include <sstream>
+#include <string_view>
+#include <vector>
 
 namespace schemagate::cli {
 
@@ -102,22 +106,81 @@ int run_validate(const ValidateCommand& c) {
                                nullptr)
                 << "\n";
     } else {
-      std::istringstream lines(util::read_file(c.instances));
+      // Read in blocks, a line at a time: memory stays at one block and the largest line
+      // whatever the file's size, and the block stays in cache.
+      std::FILE* in = c.instances == "-" ? stdin : std::fopen(c.instances.c_str(), "rb");
+      if (!in) {
+        std::cerr << "schemagate validate: cannot read " << c.instances << ": "
+                  << std::strerror(errno) << "\n";
+        return 2;
+      }
+      struct Close {
+        std::FILE* f;
+        ~Close() {
+          if (f != stdin) std::fclose(f);
+        }
+      } close_in{in};
+      json::ScratchDocument document;
+      std::string out, pending;
+      std::vector<char> block(std::size_t{1} << 20);
       std::size_t number = 0;
-      for (std::string line; std::getline(lines, line);) {
+      // Validates one line; false stops the run (a line that is not JSON).
+      auto one_line = [&](std::string_view line) {
         ++number;
-        if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-        boost::json::value instance;
+        if (line.find_first_not_of(" \t\r") == std::string_view::npos) return true;
+        const boost::json::value* instance = nullptr;
         try {
-          instance = json::parse(line);
+          instance = &document.parse(line);
         } catch (const json::ParseError& e) {
+          std::cout << out << std::flush;
           std::cerr << "schemagate validate: " << c.instances << ":" << number << ": " << e.what()
                     << "\n";
-          return 2;
+          return false;
         }
-        const boost::json::value n(number);
-        std::cout << result_line(*schema, instance, format, all_valid, &n) << "\n";
+        if (format == js::OutputFormat::flag) {
+          // The flag answer needs no result object: written as result_line would write it.
+          const bool valid = schema->validate(*instance);
+          all_valid = all_valid && valid;
+          out += valid ? "{\"valid\":true,\"line\":" : "{\"valid\":false,\"line\":";
+          out += std::to_string(number);
+          out += "}\n";
+        } else {
+          const boost::json::value n(number);
+          out += result_line(*schema, *instance, format, all_valid, &n);
+          out += '\n';
+        }
+        if (out.size() >= (64 << 10)) {
+          std::cout << out;
+          out.clear();
+        }
+        return true;
+      };
+      for (;;) {
+        const std::size_t got = std::fread(block.data(), 1, block.size(), in);
+        if (got == 0) break;
+        std::string_view rest(block.data(), got);
+        for (std::size_t eol; (eol = rest.find('\n')) != std::string_view::npos;) {
+          bool ok = true;
+          if (pending.empty()) {
+            ok = one_line(rest.substr(0, eol));
+          } else {  // a line that started in the previous block
+            pending.append(rest.data(), eol);
+            ok = one_line(pending);
+            pending.clear();
+          }
+          if (!ok) return 2;
+          rest.remove_prefix(eol + 1);
+        }
+        pending.append(rest.data(), rest.size());
       }
+      if (std::ferror(in)) {
+        std::cout << out << std::flush;
+        std::cerr << "schemagate validate: cannot read " << c.instances << ": "
+                  << std::strerror(errno) << "\n";
+        return 2;
+      }
+      if (!pending.empty() && !one_line(pending)) return 2;
+      std::cout << out;
     }
   } catch (const std::exception& e) {
     std::cerr << "schemagate validate: " << e.what() << "\n";
