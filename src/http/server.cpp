@@ -257,7 +257,8 @@ struct Server::Impl {
   Impl(const Router& r, util::MetricsRegistry& m, ServerOptions o)
       : router(r),
         options(std::move(o)),
-        ioc(static_cast<int>(thread_count())),
+        contexts(make_contexts(thread_count())),
+        ioc(*contexts.front()),
         acceptor(ioc),
         signals(ioc),
         grace_timer(ioc),
@@ -281,9 +282,23 @@ struct Server::Impl {
     return hc ? hc : 1;
   }
 
+  // One io_context per I/O thread, each run by that thread alone (concurrency hint 1): a
+  // connection lives on one of them for its whole life, so its handlers never contend for a
+  // lock with another thread and an event for it wakes no other thread.
+  static std::vector<std::unique_ptr<asio::io_context>> make_contexts(unsigned n) {
+    std::vector<std::unique_ptr<asio::io_context>> out;
+    for (unsigned i = 0; i < n; ++i)
+      out.push_back(std::make_unique<asio::io_context>(1));
+    return out;
+  }
+
   const Router& router;
   ServerOptions options;
-  asio::io_context ioc;
+  std::vector<std::unique_ptr<asio::io_context>> contexts;
+  asio::io_context& ioc;  // contexts[0]: also accepts, and runs signals and shutdown
+  // Keeps the other contexts running while they have no connection, until shutdown ends.
+  std::vector<asio::executor_work_guard<asio::io_context::executor_type>> keep_running;
+  std::size_t next_context = 0;  // touched only by the accept loop
   std::unique_ptr<asio::thread_pool> handler_pool;
   tcp::acceptor acceptor;
   asio::signal_set signals;
@@ -351,9 +366,12 @@ struct Server::Impl {
     }
     asio::co_spawn(ioc, accept_loop(), asio::detached);
     std::vector<std::thread> workers;
-    for (unsigned i = 1; i < thread_count(); ++i)
-      workers.emplace_back([this] { ioc.run(); });
+    for (std::size_t i = 1; i < contexts.size(); ++i) {
+      keep_running.push_back(asio::make_work_guard(*contexts[i]));
+      workers.emplace_back([this, i] { contexts[i]->run(); });
+    }
     ioc.run();
+    release_contexts();
     for (auto& w : workers)
       w.join();
     if (handler_pool) handler_pool->join();
@@ -381,7 +399,8 @@ struct Server::Impl {
       grace_timer.async_wait([this](const boost::system::error_code& ec) {
         if (ec) return;
         spdlog::warn("shutdown grace period over; closing remaining connections");
-        ioc.stop();
+        for (auto& c : contexts)
+          c->stop();
       });
       maybe_finish();
     });
@@ -389,12 +408,23 @@ struct Server::Impl {
 
   void maybe_finish() {
     std::lock_guard lock(conns_mu);
-    if (stopping && conns.empty()) grace_timer.cancel();
+    if (stopping && conns.empty()) {
+      grace_timer.cancel();
+      release_contexts();
+    }
+  }
+
+  // On contexts[0]: the other contexts end once their last connection has.
+  void release_contexts() {
+    for (auto& guard : keep_running)
+      guard.reset();
   }
 
   asio::awaitable<void> accept_loop() {
     for (;;) {
-      auto [ec, socket] = co_await acceptor.async_accept(asio::make_strand(ioc), kTuple);
+      // Connections are dealt to the contexts in turn.
+      auto& context = *contexts[next_context++ % contexts.size()];
+      auto [ec, socket] = co_await acceptor.async_accept(context.get_executor(), kTuple);
       if (ec) {
         if (ec == asio::error::operation_aborted || stopping) co_return;
         spdlog::warn("accept failed: {}", ec.message());
