@@ -48,6 +48,7 @@ constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
 // for the first byte of its next request.
 struct Connection {
   asio::any_io_executor executor;
+  std::size_t context = 0;       // which of the server's io_contexts runs it
   bool idle = false;             // touched only on executor
   bool alive = true;             // touched only on executor
   std::function<void()> cancel;  // closes the socket; valid while alive
@@ -299,6 +300,27 @@ struct Server::Impl {
   // Keeps the other contexts running while they have no connection, until shutdown ends.
   std::vector<asio::executor_work_guard<asio::io_context::executor_type>> keep_running;
   std::size_t next_context = 0;  // touched only by the accept loop
+
+  // Each context's own handles on the request metrics, found once per route, method and
+  // status: a request then updates two metrics without building label lists or taking the
+  // families' locks. Touched only by the context's thread.
+  struct MetricHandles {
+    struct Key {
+      const std::string* route;
+      std::string method;
+      int status;
+      bool operator==(const Key&) const = default;
+    };
+    struct KeyHash {
+      std::size_t operator()(const Key& k) const {
+        return std::hash<const void*>()(k.route) ^ (std::hash<std::string>()(k.method) * 31) ^
+               (static_cast<std::size_t>(k.status) << 20);
+      }
+    };
+    std::unordered_map<Key, util::Counter*, KeyHash> counters;
+    std::unordered_map<const std::string*, util::Histogram*> latencies;
+  };
+  std::vector<MetricHandles> metric_handles = std::vector<MetricHandles>(contexts.size());
   std::unique_ptr<asio::thread_pool> handler_pool;
   tcp::acceptor acceptor;
   asio::signal_set signals;
@@ -423,7 +445,8 @@ struct Server::Impl {
   asio::awaitable<void> accept_loop() {
     for (;;) {
       // Connections are dealt to the contexts in turn.
-      auto& context = *contexts[next_context++ % contexts.size()];
+      const std::size_t index = next_context++ % contexts.size();
+      auto& context = *contexts[index];
       auto [ec, socket] = co_await acceptor.async_accept(context.get_executor(), kTuple);
       if (ec) {
         if (ec == asio::error::operation_aborted || stopping) co_return;
@@ -432,6 +455,7 @@ struct Server::Impl {
       }
       auto conn = std::make_shared<Connection>();
       conn->executor = socket.get_executor();
+      conn->context = index;
       {
         std::lock_guard lock(conns_mu);
         conns.insert(conn);
@@ -516,8 +540,8 @@ struct Server::Impl {
           // The connection cannot be trusted to be in sync any more: answer, then close.
           Response res = error_response(*reply);
           const auto& req = parser.get();
-          record(std::string(req.method_string()), std::string(req.target()), nullptr, res, remote,
-                 0, started, util::trace_from_headers(std::nullopt, std::nullopt));
+          record(conn.context, std::string(req.method_string()), std::string(req.target()), nullptr,
+                 res, remote, 0, started, util::trace_from_headers(std::nullopt, std::nullopt));
           co_await write(stream, res, false, false);
         }
         co_return;
@@ -563,7 +587,8 @@ struct Server::Impl {
       } else if (!res) {
         res = dispatch(req, *match.handler);
       }
-      record(req.method, req.target, route, *res, remote, bytes_in, started, req.trace);
+      record(conn.context, req.method, req.target, route, *res, remote, bytes_in, started,
+             req.trace);
       const bool again = keep_alive && !stopping;
       if (res->stream) {
         if (!co_await write_stream(stream, *res, again) || !again) co_return;
@@ -641,14 +666,29 @@ struct Server::Impl {
     co_await asio::async_write(stream, buffers, kTuple);
   }
 
-  void record(const std::string& method, const std::string& target, const std::string* route,
-              const Response& res, const std::string& remote, std::size_t bytes_in,
-              std::chrono::steady_clock::time_point started, const util::TraceContext& trace) {
+  void record(std::size_t context, const std::string& method, const std::string& target,
+              const std::string* route, const Response& res, const std::string& remote,
+              std::size_t bytes_in, std::chrono::steady_clock::time_point started,
+              const util::TraceContext& trace) {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    const std::string route_label = route ? *route : "unmatched";
-    requests.with({method, route_label, std::to_string(res.status)}).inc();
-    latency.with({route_label}).observe(seconds);
+    static const std::string unmatched = "unmatched";
+    const std::string& route_label = route ? *route : unmatched;
+    auto& handles = metric_handles[context];
+    MetricHandles::Key key{&route_label, method, res.status};
+    auto counter = handles.counters.find(key);
+    if (counter == handles.counters.end()) {
+      counter = handles.counters
+                    .emplace(std::move(key),
+                             &requests.with({method, route_label, std::to_string(res.status)}))
+                    .first;
+    }
+    counter->second->inc();
+    auto histogram = handles.latencies.find(&route_label);
+    if (histogram == handles.latencies.end()) {
+      histogram = handles.latencies.emplace(&route_label, &latency.with({route_label})).first;
+    }
+    histogram->second->observe(seconds);
     if (!options.access_log) return;
     boost::json::object line{{"ts", util::format_rfc3339(std::chrono::system_clock::now())},
                              {"remote", remote},
