@@ -143,6 +143,12 @@ CLI::App* add_server_command(CLI::App& app, const std::string& name, const std::
       ->envname("SCHEMAGATE_EXACT_VECTOR_SEARCH_BELOW")
       ->capture_default_str();
   serve
+      ->add_option("--vector-graph-file", config.search.vector_graph_file,
+                   "Where the HNSW graph is kept between runs, so that a restart reads it "
+                   "instead of building it (default: beside a SQLite database as "
+                   "<db>.vector-graph; none for PostgreSQL unless given; \"none\": never)")
+      ->envname("SCHEMAGATE_VECTOR_GRAPH_FILE");
+  serve
       ->add_option("--public-url", config.a2a.public_url,
                    "Base URL clients reach this server at, used in A2A agent cards (default: "
                    "the request's Host)")

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <boost/json/parse.hpp>
+#include <chrono>
 
 #include <cctype>
 #include <chrono>
@@ -124,6 +125,7 @@ RegistryService::RegistryService(store::Store& store, const util::Clock& clock, 
       scenario_text_(std::move(options.scenario_text)),
       versioning_(options.versioning),
       card_limits_(options.card_limits),
+      vector_graph_file_(std::move(options.vector_graph_file)),
       index_(options.exact_vector_search_below) {
   const std::string model = embedder_ ? embedder_->model() : std::string();
   // Cards whose stored vector is missing or stale, embedded in batches after the scan.
@@ -205,10 +207,34 @@ RegistryService::RegistryService(store::Store& store, const util::Clock& clock, 
     after = *page.next_after_key;
   }
   flush();
+  if (!vector_graph_file_.empty()) {
+    const auto started = std::chrono::steady_clock::now();
+    if (index_.load_vector_graph(vector_graph_file_)) {
+      spdlog::info(
+          "registry: vector graph read from {} in {:.2f} s", vector_graph_file_,
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    }
+  }
   index_.end_bulk_load();
   if (embedder_ && index_.size() > 0) {
     spdlog::info("{}", "registry: " + std::to_string(index_.size()) + " agents indexed, " +
                            std::to_string(reused) + " stored " + model + " vectors reused");
+  }
+}
+
+RegistryService::~RegistryService() {
+  if (vector_graph_file_.empty()) return;
+  try {
+    std::shared_lock lock(mu_);
+    const auto started = std::chrono::steady_clock::now();
+    if (index_.save_vector_graph(vector_graph_file_)) {
+      spdlog::info(
+          "registry: vector graph of {} agents written to {} in {:.2f} s", index_.size(),
+          vector_graph_file_,
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    }
+  } catch (const std::exception& e) {
+    spdlog::warn("registry: cannot write the vector graph to {}: {}", vector_graph_file_, e.what());
   }
 }
 

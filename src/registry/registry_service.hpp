@@ -80,9 +80,15 @@ class RegistryService {
     // change is not a new major version.
     versioning::VersioningService* versioning = nullptr;
     CardLimits card_limits = {};  // for registrations; stored cards load whatever their length
+    // Where the vector graph is kept between runs (empty: rebuilt at each start). Read at start
+    // when it still matches the stored vectors, written when the service ends.
+    std::string vector_graph_file = {};
   };
   RegistryService(store::Store& store, const util::Clock& clock);
   RegistryService(store::Store& store, const util::Clock& clock, Options options);
+  ~RegistryService();
+  RegistryService(const RegistryService&) = delete;
+  RegistryService& operator=(const RegistryService&) = delete;
 
   struct Entry {
     std::shared_ptr<const AgentCard> card;  // immutable: a change replaces it
@@ -154,6 +160,7 @@ class RegistryService {
   std::function<std::vector<std::string>(const std::string&)> scenario_text_;
   versioning::VersioningService* versioning_;
   CardLimits card_limits_;
+  std::string vector_graph_file_;
   std::function<void(const std::string&)> on_changed_;
   void changed(const std::string& id) const;
   mutable std::shared_mutex mu_;  // the index: many searches, few registrations

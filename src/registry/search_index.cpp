@@ -307,6 +307,22 @@ void SearchIndex::end_bulk_load() {
   impl_->vectors.end_bulk_load();
 }
 
+bool SearchIndex::save_vector_graph(const std::string& path) const {
+  return impl_->vectors.save_graph(path, [this](std::uint32_t slot) {
+    const Doc& d = impl_->docs[slot];
+    return d.alive ? d.card->id : std::string();
+  });
+}
+
+bool SearchIndex::load_vector_graph(const std::string& path) {
+  return impl_->vectors.load_graph(path,
+                                   [this](std::string_view id) -> std::optional<std::uint32_t> {
+                                     const auto it = impl_->by_id.find(id);
+                                     if (it == impl_->by_id.end()) return std::nullopt;
+                                     return it->second;
+                                   });
+}
+
 void SearchIndex::remove(std::string_view id) {
   const auto it = impl_->by_id.find(id);
   if (it == impl_->by_id.end()) return;

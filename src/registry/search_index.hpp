@@ -53,6 +53,10 @@ class SearchIndex {
   // Brackets a load of many cards (a restart): the vector graph is built once at the end.
   void begin_bulk_load();
   void end_bulk_load();
+  // The vector graph in files (VectorIndex::save_graph/load_graph), its nodes named by card id.
+  // load_vector_graph belongs between begin_bulk_load() and end_bulk_load().
+  bool save_vector_graph(const std::string& path) const;
+  bool load_vector_graph(const std::string& path);
   const AgentCard* find(std::string_view id) const;
   std::shared_ptr<const AgentCard> share(std::string_view id) const;
   std::size_t vector_dimensions() const;  // 0 until the first vector

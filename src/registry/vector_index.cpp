@@ -4,6 +4,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -23,7 +27,24 @@ struct VectorIndex::Graph {
   hnswlib::HierarchicalNSW<float> hnsw;
   Graph(std::size_t dims, std::size_t capacity)
       : space(dims), hnsw(&space, capacity, kLinks, kConstructionEf) {}
+  Graph(std::size_t dims, const std::string& file, std::size_t capacity)
+      : space(dims), hnsw(&space, file, false, capacity) {}
 };
+
+namespace {
+constexpr char kGraphMagic[] = "schemagate-vector-graph-1\n";
+// Labels for nodes that stand for no slot (dropped at load): far above any slot.
+constexpr hnswlib::labeltype kDroppedLabel = hnswlib::labeltype{1} << 40;
+
+template <class T>
+void put(std::ostream& out, const T& v) {
+  out.write(reinterpret_cast<const char*>(&v), sizeof v);
+}
+template <class T>
+bool get(std::istream& in, T& v) {
+  return static_cast<bool>(in.read(reinterpret_cast<char*>(&v), sizeof v));
+}
+}  // namespace
 
 VectorIndex::VectorIndex(std::size_t exact_below)
     : exact_below_(std::max<std::size_t>(exact_below, 1)) {}
@@ -82,6 +103,105 @@ void VectorIndex::build_graph() {
   for (auto& t : pool)
     t.join();
   graph_->hnsw.setEf(kMinSearchEf);
+}
+
+std::uint64_t VectorIndex::checksum(std::uint32_t slot) const {
+  // FNV-1a over the vector's bytes: a changed vector is a changed checksum.
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  const auto* bytes =
+      reinterpret_cast<const unsigned char*>(data_.data() + static_cast<std::size_t>(slot) * dims_);
+  for (std::size_t i = 0; i < dims_ * sizeof(float); ++i)
+    h = (h ^ bytes[i]) * 0x100000001b3ull;
+  return h;
+}
+
+bool VectorIndex::save_graph(const std::string& path,
+                             const std::function<std::string(std::uint32_t slot)>& key_of) const {
+  if (!graph_) return false;
+  auto& h = graph_->hnsw;
+  const std::string graph_file = path + ".hnsw";
+  h.saveIndex(graph_file + ".tmp");
+  std::ofstream out(path + ".tmp", std::ios::binary | std::ios::trunc);
+  out.write(kGraphMagic, sizeof kGraphMagic - 1);
+  put(out, static_cast<std::uint64_t>(dims_));
+  put(out, static_cast<std::uint64_t>(h.cur_element_count));
+  put(out, static_cast<std::uint64_t>(std::filesystem::file_size(graph_file + ".tmp")));
+  for (std::size_t i = 0; i < h.cur_element_count; ++i) {
+    const auto internal = static_cast<hnswlib::tableint>(i);
+    const auto label = h.getExternalLabel(internal);
+    const bool live = !h.isMarkedDeleted(internal) && label < present_.size() && present_[label];
+    const std::string key = live ? key_of(static_cast<std::uint32_t>(label)) : std::string();
+    put(out, static_cast<std::uint32_t>(key.size()));
+    out.write(key.data(), static_cast<std::streamsize>(key.size()));
+    put(out, live ? checksum(static_cast<std::uint32_t>(label)) : std::uint64_t{0});
+  }
+  out.close();
+  if (!out) throw std::runtime_error("cannot write " + path + ".tmp");
+  // The graph first: a map file names the graph size it was written with.
+  std::filesystem::rename(graph_file + ".tmp", graph_file);
+  std::filesystem::rename(path + ".tmp", path);
+  return true;
+}
+
+bool VectorIndex::load_graph(
+    const std::string& path,
+    const std::function<std::optional<std::uint32_t>(std::string_view key)>& slot_of) {
+  if (graph_ || dims_ == 0) return false;
+  const std::string graph_file = path + ".hnsw";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  char magic[sizeof kGraphMagic - 1];
+  std::uint64_t dims = 0, nodes = 0, graph_bytes = 0;
+  if (!in.read(magic, sizeof magic) || std::memcmp(magic, kGraphMagic, sizeof magic) != 0 ||
+      !get(in, dims) || !get(in, nodes) || !get(in, graph_bytes) || dims != dims_) {
+    return false;
+  }
+  std::error_code ec;
+  if (std::filesystem::file_size(graph_file, ec) != graph_bytes || ec) return false;
+  // Which slot each node now stands for (kDroppedLabel + node when none).
+  std::vector<hnswlib::labeltype> labels(nodes);
+  std::vector<char> claimed(present_.size(), 0);
+  std::size_t kept = 0;
+  for (std::uint64_t i = 0; i < nodes; ++i) {
+    std::uint32_t size = 0;
+    std::uint64_t sum = 0;
+    if (!get(in, size) || size > (1u << 20)) return false;
+    std::string key(size, '\0');
+    if (!in.read(key.data(), size) || !get(in, sum)) return false;
+    labels[i] = kDroppedLabel + i;
+    if (key.empty()) continue;
+    const auto slot = slot_of(key);
+    if (slot && *slot < present_.size() && present_[*slot] && !claimed[*slot] &&
+        checksum(*slot) == sum) {
+      labels[i] = *slot;
+      claimed[*slot] = 1;
+      ++kept;
+    }
+  }
+  if (kept * 2 < live_) return false;
+  std::unique_ptr<Graph> loaded;
+  try {
+    loaded = std::make_unique<Graph>(dims_, graph_file, std::max<std::size_t>(live_ * 2, 1024));
+  } catch (const std::exception&) {
+    return false;  // hnswlib found the file damaged
+  }
+  auto& h = loaded->hnsw;
+  if (h.cur_element_count != nodes) return false;
+  h.label_lookup_.clear();
+  for (std::size_t i = 0; i < nodes; ++i) {
+    const auto internal = static_cast<hnswlib::tableint>(i);
+    h.setExternalLabel(internal, labels[i]);
+    h.label_lookup_[labels[i]] = internal;
+    if (labels[i] >= kDroppedLabel && !h.isMarkedDeleted(internal)) h.markDeletedInternal(internal);
+  }
+  if (h.max_elements_ < nodes + (live_ - kept)) h.resizeIndex(nodes + (live_ - kept) + 1024);
+  for (std::uint32_t s = 0; s < present_.size(); ++s) {
+    if (present_[s] && !claimed[s])
+      h.addPoint(data_.data() + static_cast<std::size_t>(s) * dims_, s);
+  }
+  h.setEf(kMinSearchEf);
+  graph_ = std::move(loaded);
+  return true;
 }
 
 void VectorIndex::erase(std::uint32_t slot) {

@@ -126,11 +126,17 @@ int run(const Config& config, const StartHook& on_start) {
     return 1;
   }
   if (embedder) spdlog::info("search: hybrid ranking with {} embeddings", embedder->model());
+  std::string vector_graph_file = config.search.vector_graph_file;
+  if (vector_graph_file.empty() && config.store.target != ":memory:" &&
+      !config.store.target.starts_with("postgres")) {
+    vector_graph_file = config.store.target + ".vector-graph";
+  }
+  if (vector_graph_file == "none") vector_graph_file.clear();
   registry::RegistryService registry(
       *store, clock,
       {embedder.get(), config.search.exact_vector_search_below,
        [&exchange](const std::string& scenario) { return exchange.key_descriptions(scenario); },
-       &versioning, config.card_limits});
+       &versioning, config.card_limits, vector_graph_file});
   spdlog::info("registry: {} agents indexed", registry.size());
   // The MCP face's tool lists follow the registry and the published templates.
   mcp::McpService* mcp_tools = nullptr;

@@ -20,6 +20,9 @@ struct SearchConfig {
   std::string embedding_model;
   std::string embedding_api_key;  // from SCHEMAGATE_EMBEDDING_API_KEY only
   std::size_t exact_vector_search_below = 10000;
+  // Where the vector graph is kept between runs: "" beside a SQLite file (<db>.vector-graph),
+  // none for PostgreSQL or :memory:; "none" never.
+  std::string vector_graph_file;
 };
 
 // The A2A face (seeds 001, 002).

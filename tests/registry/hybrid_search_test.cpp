@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -168,6 +170,88 @@ TEST(VectorIndexTest, ABulkLoadBuildsTheGraphOnceWithTheSameAnswers) {
       found += truth.count(n.slot);
   }
   EXPECT_GE(static_cast<double>(found) / 1000.0, 0.95);
+}
+
+// A restart reads the saved graph back: its nodes follow their cards to new slots, nodes of
+// removed or changed cards are dropped, new vectors are added, and search answers as an exact
+// scan would.
+TEST(VectorIndexTest, ASavedGraphIsReadBackWhereItsCardsNowAre) {
+  const auto dir = std::filesystem::temp_directory_path() / "schemagate-vector-graph-test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "agents.vector-graph").string();
+  const auto vectors = random_unit_vectors(3000, 32, 7);
+  {
+    registry::VectorIndex first(500);
+    first.begin_bulk_load();
+    for (std::uint32_t i = 0; i < vectors.size(); ++i)
+      first.add(i, vectors[i]);
+    first.end_bulk_load();
+    first.erase(5);  // a card removed before the save
+    ASSERT_TRUE(first.save_graph(path, [](std::uint32_t s) { return "k" + std::to_string(s); }));
+  }
+  ASSERT_TRUE(std::filesystem::exists(path + ".hnsw"));
+
+  // The next run: cards in reverse order, k0..k99 gone, k100 changed, 200 new cards.
+  std::vector<std::pair<std::string, embed::Vector>> now;
+  for (std::size_t i = vectors.size(); i-- > 100;)
+    now.emplace_back("k" + std::to_string(i), vectors[i]);
+  const auto fresh = random_unit_vectors(201, 32, 8);
+  now.back().second = fresh[200];  // k100
+  for (std::size_t i = 0; i < 200; ++i)
+    now.emplace_back("new" + std::to_string(i), fresh[i]);
+  std::map<std::string, std::uint32_t> slots;
+  registry::VectorIndex exact(1'000'000), second(500);
+  second.begin_bulk_load();
+  for (std::uint32_t s = 0; s < now.size(); ++s) {
+    slots[now[s].first] = s;
+    exact.add(s, now[s].second);
+    second.add(s, now[s].second);
+  }
+  const auto slot_of = [&](std::string_view key) -> std::optional<std::uint32_t> {
+    const auto it = slots.find(std::string(key));
+    if (it == slots.end()) return std::nullopt;
+    return it->second;
+  };
+  ASSERT_TRUE(second.load_graph(path, slot_of));
+  second.end_bulk_load();
+  ASSERT_TRUE(second.approximate());
+  const auto all = [](std::uint32_t) { return true; };
+  // Each card, new or changed, is its own nearest neighbour, where it now is.
+  for (const char* key : {"k100", "k2999", "k1500", "new0", "new199"}) {
+    const auto s = slots.at(key);
+    const auto got = second.nearest(now[s].second, 1, all);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got.front().slot, s) << key;
+  }
+  std::size_t found = 0;
+  for (const auto& q : random_unit_vectors(100, 32, 9)) {
+    std::set<std::uint32_t> truth;
+    for (const auto& n : exact.nearest(q, 10, all))
+      truth.insert(n.slot);
+    for (const auto& n : second.nearest(q, 10, all)) {
+      EXPECT_LT(n.slot, now.size());
+      found += truth.count(n.slot);
+    }
+  }
+  EXPECT_GE(static_cast<double>(found) / 1000.0, 0.95);  // recall@10 as a fresh build
+
+  // A damaged graph file, or one for other dimensions, is not read: the graph is built.
+  std::filesystem::resize_file(path + ".hnsw", std::filesystem::file_size(path + ".hnsw") / 2);
+  registry::VectorIndex damaged(500);
+  damaged.begin_bulk_load();
+  for (std::uint32_t s = 0; s < now.size(); ++s)
+    damaged.add(s, now[s].second);
+  EXPECT_FALSE(damaged.load_graph(path, slot_of));
+  damaged.end_bulk_load();
+  EXPECT_TRUE(damaged.approximate());
+  ASSERT_TRUE(second.save_graph(path, [&](std::uint32_t s) { return now[s].first; }));
+  registry::VectorIndex other_dims(500);
+  other_dims.begin_bulk_load();
+  for (std::uint32_t s = 0; s < 600; ++s)
+    other_dims.add(s, random_unit_vectors(1, 16, s).front());
+  EXPECT_FALSE(other_dims.load_graph(path, slot_of));
+  std::filesystem::remove_all(dir);
 }
 
 TEST(VectorIndexTest, NarrowFiltersAndErasedSlotsAreHonoured) {
