@@ -296,6 +296,42 @@ TEST_F(RegistryTest, SearchUnderstandsQueriesThatShareNoWordWithTheCard) {
     EXPECT_NE(r.at("id"), "meteo");
 }
 
+// The HNSW graph is written when the server stops and read when it starts again, and search
+// finds the same agents through it.
+TEST_F(RegistryTest, ARestartReadsTheSavedVectorGraph) {
+  if (schemagate::testing::on_postgres())
+    GTEST_SKIP() << "the graph file's default place is beside a SQLite file";
+  restart({"--exact-vector-search-below", "5"});
+  populate();
+  ASSERT_EQ(
+      add(agent("meteo", "Meteo", "Seven-day weather forecasts for any city.", {"weather"})).status,
+      201);
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_EQ(add(agent("filler-" + std::to_string(i), "Filler " + std::to_string(i),
+                        "Keeps inventory counts for warehouse number " + std::to_string(i) + ".",
+                        {"inventory"}))
+                  .status,
+              201);
+  }
+  EXPECT_EQ(search(R"({"query": "will it rain tomorrow"})").at("results").at(0).at("id"), "meteo");
+  const auto graph = dir_ / "schemagate.db.vector-graph";
+  restart({"--exact-vector-search-below", "5"});
+  EXPECT_TRUE(std::filesystem::exists(graph));
+  EXPECT_TRUE(std::filesystem::exists(graph.string() + ".hnsw"));
+  EXPECT_NE(server_->process->stderr_text().find("vector graph read from"), std::string::npos)
+      << server_->process->stderr_text();
+  EXPECT_EQ(search(R"({"query": "will it rain tomorrow"})").at("results").at(0).at("id"), "meteo");
+  // A damaged file is not read: the graph is built, and search still answers.
+  std::filesystem::resize_file(graph.string() + ".hnsw", 100);
+  server_->process->signal(SIGKILL);  // no save at the end: the damaged file stays
+  server_->process->wait(20s);
+  server_ =
+      std::make_unique<Server>(dir_, std::vector<std::string>{"--exact-vector-search-below", "5"});
+  c_ = std::make_unique<HttpClient>("127.0.0.1", server_->port);
+  EXPECT_EQ(server_->process->stderr_text().find("vector graph read from"), std::string::npos);
+  EXPECT_EQ(search(R"({"query": "will it rain tomorrow"})").at("results").at(0).at("id"), "meteo");
+}
+
 TEST_F(RegistryTest, LexicalOnlyWhenTheEmbedderIsTurnedOff) {
   restart({"--embedder", "none"});
   ASSERT_EQ(
