@@ -7,6 +7,7 @@
 #include <array>
 #include <cctype>
 #include <cmath>
+#include <optional>
 #include <unordered_set>
 
 namespace schemagate::registry {
@@ -83,18 +84,42 @@ constexpr float kDenseOnlyFloor = 0.3f;
 constexpr std::size_t kCompactAfterDead = 1024;
 constexpr double kB = 0.5;
 
+// A term's occurrences in one document, field by field.
+using FieldCounts = std::array<std::uint16_t, kFields>;
+
+// One term of a document, by its number in the index's dictionary.
+struct TermCount {
+  std::uint32_t term;
+  FieldCounts tf;
+};
+
 struct Doc {
   std::shared_ptr<const AgentCard> card;  // shared with callers: never copied per request
   bool is_public = true;  // inline: ranking tests visibility without touching the card
-  std::array<std::unordered_map<std::string, std::uint32_t>, kFields> tf;
+  // Sorted by term: a dozen bytes a term, where maps of strings took a hundred (at a million
+  // agents, the difference between gigabytes).
+  std::vector<TermCount> terms;
   std::array<std::uint32_t, kFields> length{};
   bool alive = true;
+
+  bool has_term(std::uint32_t term) const {
+    const auto it =
+        std::lower_bound(terms.begin(), terms.end(), term,
+                         [](const TermCount& c, std::uint32_t t) { return c.term < t; });
+    return it != terms.end() && it->term == term;
+  }
 };
 
-// A term's occurrences in one document, field by field: scoring reads these, not the maps.
+// A term's occurrences in one document, field by field: scoring reads these.
 struct Posting {
   std::uint32_t slot;
-  std::array<std::uint16_t, kFields> tf;
+  FieldCounts tf;
+};
+
+// A document's words as they are counted, before they are numbered.
+struct DocText {
+  std::unordered_map<std::string, FieldCounts> counts;
+  std::array<std::uint32_t, kFields> length{};
 };
 
 }  // namespace
@@ -141,9 +166,10 @@ std::string embedding_text(const AgentCard& card, const std::vector<std::string>
 }
 
 struct SearchIndex::Impl {
-  std::vector<Doc> docs;                                    // slot -> doc
-  std::map<std::string, std::uint32_t, std::less<>> by_id;  // id -> slot (sorted for listing)
-  std::unordered_map<std::string, std::vector<Posting>> postings;  // term -> documents
+  std::vector<Doc> docs;                                        // slot -> doc
+  std::map<std::string, std::uint32_t, std::less<>> by_id;      // id -> slot (sorted for listing)
+  std::unordered_map<std::string, std::uint32_t> term_numbers;  // the dictionary
+  std::vector<std::vector<Posting>> postings;                   // term number -> documents
   std::array<double, kFields> total_length{};
   std::size_t alive = 0;
   VectorIndex vectors;
@@ -157,11 +183,34 @@ struct SearchIndex::Impl {
             std::vector<std::uint32_t> candidates, const std::function<bool(std::uint32_t)>& admit,
             std::size_t wanted, std::vector<SearchIndex::Hit>& hits) const;
 
-  void add_text(Doc& d, Field f, std::string_view text) {
+  static void add_text(DocText& d, Field f, std::string_view text) {
     for (auto& t : tokenize(text)) {
-      ++d.tf[f][t];
+      auto& n = d.counts[std::move(t)][f];
+      if (n < 65535) ++n;
       ++d.length[f];
     }
+  }
+
+  // The document's words numbered (new words join the dictionary).
+  Doc number(DocText text) {
+    Doc d;
+    d.length = text.length;
+    d.terms.reserve(text.counts.size());
+    for (auto& [word, tf] : text.counts) {
+      const auto [it, added] =
+          term_numbers.emplace(word, static_cast<std::uint32_t>(term_numbers.size()));
+      if (added) postings.emplace_back();
+      d.terms.push_back({it->second, tf});
+    }
+    std::sort(d.terms.begin(), d.terms.end(),
+              [](const TermCount& a, const TermCount& b) { return a.term < b.term; });
+    return d;
+  }
+
+  std::optional<std::uint32_t> term_number(const std::string& word) const {
+    const auto it = term_numbers.find(word);
+    if (it == term_numbers.end()) return std::nullopt;
+    return it->second;
   }
 };
 
@@ -230,9 +279,7 @@ SearchIndex::~SearchIndex() = default;
 void SearchIndex::upsert(const AgentCard& card, const std::vector<std::string>& extra,
                          const embed::Vector& vector) {
   remove(card.id);
-  Doc d;
-  d.card = std::make_shared<const AgentCard>(card);
-  d.is_public = card.is_public;
+  DocText d;
   impl_->add_text(d, kName, card.name);
   impl_->add_text(d, kName, card.id);
   for (const auto& c : card.capabilities)
@@ -246,28 +293,19 @@ void SearchIndex::upsert(const AgentCard& card, const std::vector<std::string>& 
   }
   for (const auto& e : extra)
     impl_->add_text(d, kExtra, e);
-  impl_->insert(std::move(d), card.id, vector);
+  Doc doc = impl_->number(std::move(d));
+  doc.card = std::make_shared<const AgentCard>(card);
+  doc.is_public = card.is_public;
+  impl_->insert(std::move(doc), card.id, vector);
   compact_if_worn();
 }
 
 void SearchIndex::Impl::insert(Doc d, const std::string& id, const embed::Vector& vector) {
   const auto slot = static_cast<std::uint32_t>(docs.size());
-  std::unordered_set<std::string> terms;
-  for (std::size_t f = 0; f < kFields; ++f) {
+  for (std::size_t f = 0; f < kFields; ++f)
     total_length[f] += d.length[f];
-    for (const auto& [t, n] : d.tf[f])
-      terms.insert(t);
-  }
-  for (const auto& t : terms) {
-    Posting p{slot, {}};
-    for (std::size_t f = 0; f < kFields; ++f) {
-      const auto it = d.tf[f].find(t);
-      if (it != d.tf[f].end()) {
-        p.tf[f] = static_cast<std::uint16_t>(std::min<std::uint32_t>(it->second, 65535));
-      }
-    }
-    postings[t].push_back(p);
-  }
+  for (const auto& c : d.terms)
+    postings[c.term].push_back({slot, c.tf});
   d.alive = true;
   docs.push_back(std::move(d));
   by_id[id] = slot;
@@ -286,6 +324,9 @@ void SearchIndex::compact_if_worn() {
   const std::size_t dead = impl_->docs.size() - impl_->alive;
   if (dead < kCompactAfterDead || dead <= impl_->alive) return;
   auto fresh = std::make_unique<Impl>(impl_->vectors.exact_below());
+  // The documents keep their term numbers: the dictionary comes along.
+  fresh->term_numbers = impl_->term_numbers;
+  fresh->postings.resize(impl_->postings.size());
   fresh->vectors.begin_bulk_load();
   for (const auto& [id, slot] : impl_->by_id) {
     const auto vector = impl_->vectors.vector_of(slot);
@@ -333,8 +374,7 @@ void SearchIndex::remove(std::string_view id) {
     impl_->total_length[f] -= d.length[f];
   // The slot stays until compaction; what it held goes now.
   d.card.reset();
-  for (auto& m : d.tf)
-    m.clear();
+  d.terms = {};
   impl_->by_id.erase(it);
   --impl_->alive;
   compact_if_worn();
@@ -374,8 +414,8 @@ SearchIndex::Result SearchIndex::search(std::string_view query, const embed::Vec
       std::erase_if(hits, [&](const Hit& h) {
         const auto& d = impl_->docs[impl_->by_id.find(h.card->id)->second];
         return std::none_of(terms.begin(), terms.end(), [&](const std::string& t) {
-          return std::any_of(d.tf.begin(), d.tf.end(),
-                             [&](const auto& m) { return m.count(t) > 0; });
+          const auto number = impl_->term_number(t);
+          return number && d.has_term(*number);
         });
       });
     }
@@ -392,15 +432,16 @@ SearchIndex::Result SearchIndex::search(std::string_view query, const embed::Vec
     std::unordered_set<std::string> seen_terms;
     for (const auto& t : terms) {
       if (!seen_terms.insert(t).second) continue;
-      const auto p = impl_->postings.find(t);
-      if (p == impl_->postings.end()) continue;
+      const auto number = impl_->term_number(t);
+      if (!number) continue;
+      const auto& list = impl_->postings[*number];
       std::size_t df = 0;
-      for (const auto& post : p->second)
+      for (const auto& post : list)
         df += impl_->docs[post.slot].alive;
       if (df == 0) continue;
       const double idf =
           std::log(1.0 + (n - static_cast<double>(df) + 0.5) / (static_cast<double>(df) + 0.5));
-      for (const auto& post : p->second) {
+      for (const auto& post : list) {
         const Doc& d = impl_->docs[post.slot];
         if (!d.alive) continue;
         double tf = 0;
