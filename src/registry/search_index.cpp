@@ -332,7 +332,8 @@ void SearchIndex::compact_if_worn() {
     const auto vector = impl_->vectors.vector_of(slot);
     fresh->insert(std::move(impl_->docs[slot]), id, vector);
   }
-  fresh->vectors.end_bulk_load();
+  // Under the caller's lock: the graph is built in the background, searches scan meanwhile.
+  fresh->vectors.end_bulk_load(true);
   impl_ = std::move(fresh);
 }
 

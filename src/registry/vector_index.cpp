@@ -46,12 +46,77 @@ bool get(std::istream& in, T& v) {
 }
 }  // namespace
 
+// A graph being built on a thread of its own, over a copy of the vectors it started with.
+struct VectorIndex::Build {
+  std::vector<std::uint32_t> slots;
+  std::vector<float> vectors;
+  std::unique_ptr<Graph> graph;
+  std::atomic<bool> done{false};
+  std::thread thread;
+};
+
 VectorIndex::VectorIndex(std::size_t exact_below)
     : exact_below_(std::max<std::size_t>(exact_below, 1)) {}
-VectorIndex::~VectorIndex() = default;
+
+VectorIndex::~VectorIndex() {
+  if (building_ && building_->thread.joinable()) building_->thread.join();
+}
 
 bool VectorIndex::approximate() const {
-  return graph_ != nullptr;
+  return ready_graph() != nullptr;
+}
+
+void VectorIndex::wait_for_graph() {
+  {
+    std::lock_guard lock(build_mu_);
+    if (building_ && building_->thread.joinable()) building_->thread.join();
+  }
+  ready_graph();
+}
+
+void VectorIndex::start_building() {
+  auto b = std::make_unique<Build>();
+  for (std::uint32_t s = 0; s < present_.size(); ++s) {
+    if (!present_[s]) continue;
+    b->slots.push_back(s);
+    const float* v = data_.data() + static_cast<std::size_t>(s) * dims_;
+    b->vectors.insert(b->vectors.end(), v, v + dims_);
+  }
+  Build* raw = b.get();
+  const std::size_t dims = dims_, capacity = std::max<std::size_t>(live_ * 2, 1024);
+  std::lock_guard lock(build_mu_);
+  building_ = std::move(b);
+  raw->thread = std::thread([raw, dims, capacity] {
+    raw->graph = build(dims, raw->slots, raw->vectors.data(), capacity);
+    raw->done = true;
+  });
+}
+
+VectorIndex::Graph* VectorIndex::ready_graph() const {
+  if (Graph* g = graph_view_.load(std::memory_order_acquire)) return g;
+  std::unique_lock lock(build_mu_, std::try_to_lock);
+  if (!lock || !building_ || !building_->done) return nullptr;  // scan exactly meanwhile
+  if (building_->thread.joinable()) building_->thread.join();
+  auto graph = std::move(building_->graph);
+  // What changed while it was built: vectors added since, and vectors erased since.
+  std::vector<char> in_graph(present_.size(), 0);
+  for (const auto s : building_->slots) {
+    if (s < present_.size() && present_[s]) {
+      in_graph[s] = 1;
+    } else {
+      graph->hnsw.markDelete(s);
+    }
+  }
+  for (std::uint32_t s = 0; s < present_.size(); ++s) {
+    if (!present_[s] || in_graph[s]) continue;
+    auto& h = graph->hnsw;
+    if (h.cur_element_count >= h.max_elements_) h.resizeIndex(h.max_elements_ * 2);
+    h.addPoint(data_.data() + static_cast<std::size_t>(s) * dims_, s);
+  }
+  building_.reset();
+  graph_ = std::move(graph);
+  graph_view_.store(graph_.get(), std::memory_order_release);
+  return graph_.get();
 }
 
 void VectorIndex::add(std::uint32_t slot, const embed::Vector& unit) {
@@ -61,6 +126,8 @@ void VectorIndex::add(std::uint32_t slot, const embed::Vector& unit) {
     throw std::invalid_argument("vector has " + std::to_string(unit.size()) +
                                 " dimensions, the index " + std::to_string(dims_));
   }
+  // A finished build is taken first, so that it is brought up to date without this vector.
+  Graph* graph = ready_graph();
   if (present_.size() <= slot) {
     present_.resize(slot + 1, 0);
     data_.resize(present_.size() * dims_, 0.0f);
@@ -68,32 +135,34 @@ void VectorIndex::add(std::uint32_t slot, const embed::Vector& unit) {
   std::copy(unit.begin(), unit.end(), data_.begin() + static_cast<std::ptrdiff_t>(slot * dims_));
   present_[slot] = 1;
   ++live_;
-  if (graph_) {
-    auto& h = graph_->hnsw;
+  if (Graph* g = graph) {
+    auto& h = g->hnsw;
     if (h.cur_element_count >= h.max_elements_) h.resizeIndex(h.max_elements_ * 2);
     h.addPoint(unit.data(), slot);
-  } else if (live_ >= exact_below_ && !bulk_) {
+  } else if (live_ >= exact_below_ && !bulk_ && !building_) {
+    start_building();  // added to it when it is taken (ready_graph)
+  }
+}
+
+void VectorIndex::end_bulk_load(bool in_background) {
+  bulk_ = false;
+  if (ready_graph() || building_ || live_ < exact_below_) return;
+  if (in_background) {
+    start_building();
+  } else {
     build_graph();
   }
 }
 
-void VectorIndex::end_bulk_load() {
-  bulk_ = false;
-  if (!graph_ && live_ >= exact_below_) build_graph();
-}
-
-void VectorIndex::build_graph() {
-  graph_ = std::make_unique<Graph>(dims_, std::max<std::size_t>(live_ * 2, 1024));
-  std::vector<std::uint32_t> slots;
-  for (std::uint32_t s = 0; s < present_.size(); ++s) {
-    if (present_[s]) slots.push_back(s);
-  }
+std::unique_ptr<VectorIndex::Graph> VectorIndex::build(std::size_t dims,
+                                                       const std::vector<std::uint32_t>& slots,
+                                                       const float* vectors, std::size_t capacity) {
+  auto graph = std::make_unique<Graph>(dims, capacity);
   // hnswlib inserts concurrently (it locks per node); distinct labels from several threads.
   std::atomic<std::size_t> next{0};
   auto work = [&] {
-    for (std::size_t i = next++; i < slots.size(); i = next++) {
-      graph_->hnsw.addPoint(data_.data() + static_cast<std::size_t>(slots[i]) * dims_, slots[i]);
-    }
+    for (std::size_t i = next++; i < slots.size(); i = next++)
+      graph->hnsw.addPoint(vectors + i * dims, slots[i]);
   };
   const unsigned threads = std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
   std::vector<std::thread> pool;
@@ -102,7 +171,23 @@ void VectorIndex::build_graph() {
   work();
   for (auto& t : pool)
     t.join();
-  graph_->hnsw.setEf(kMinSearchEf);
+  graph->hnsw.setEf(kMinSearchEf);
+  return graph;
+}
+
+void VectorIndex::build_graph() {
+  // In place: the vectors of live slots are gathered so that build() reads them in order.
+  std::vector<std::uint32_t> slots;
+  std::vector<float> vectors;
+  vectors.reserve(live_ * dims_);
+  for (std::uint32_t s = 0; s < present_.size(); ++s) {
+    if (!present_[s]) continue;
+    slots.push_back(s);
+    const float* v = data_.data() + static_cast<std::size_t>(s) * dims_;
+    vectors.insert(vectors.end(), v, v + dims_);
+  }
+  graph_ = build(dims_, slots, vectors.data(), std::max<std::size_t>(live_ * 2, 1024));
+  graph_view_.store(graph_.get(), std::memory_order_release);
 }
 
 std::uint64_t VectorIndex::checksum(std::uint32_t slot) const {
@@ -117,8 +202,13 @@ std::uint64_t VectorIndex::checksum(std::uint32_t slot) const {
 
 bool VectorIndex::save_graph(const std::string& path,
                              const std::function<std::string(std::uint32_t slot)>& key_of) const {
-  if (!graph_) return false;
-  auto& h = graph_->hnsw;
+  {
+    std::lock_guard lock(build_mu_);
+    if (building_ && building_->thread.joinable()) building_->thread.join();
+  }
+  Graph* graph = ready_graph();
+  if (!graph) return false;
+  auto& h = graph->hnsw;
   const std::string graph_file = path + ".hnsw";
   h.saveIndex(graph_file + ".tmp");
   std::ofstream out(path + ".tmp", std::ios::binary | std::ios::trunc);
@@ -146,7 +236,7 @@ bool VectorIndex::save_graph(const std::string& path,
 bool VectorIndex::load_graph(
     const std::string& path,
     const std::function<std::optional<std::uint32_t>(std::string_view key)>& slot_of) {
-  if (graph_ || dims_ == 0) return false;
+  if (ready_graph() || building_ || dims_ == 0) return false;
   const std::string graph_file = path + ".hnsw";
   std::ifstream in(path, std::ios::binary);
   if (!in) return false;
@@ -201,14 +291,16 @@ bool VectorIndex::load_graph(
   }
   h.setEf(kMinSearchEf);
   graph_ = std::move(loaded);
+  graph_view_.store(graph_.get(), std::memory_order_release);
   return true;
 }
 
 void VectorIndex::erase(std::uint32_t slot) {
   if (slot >= present_.size() || !present_[slot]) return;
+  Graph* graph = ready_graph();  // taken before: it must not drop this slot a second time
   present_[slot] = 0;
   --live_;
-  if (graph_) graph_->hnsw.markDelete(slot);
+  if (graph) graph->hnsw.markDelete(slot);
 }
 
 embed::Vector VectorIndex::vector_of(std::uint32_t slot) const {
@@ -246,11 +338,12 @@ std::vector<VectorIndex::Neighbour> VectorIndex::nearest(
     const embed::Vector& query, std::size_t k,
     const std::function<bool(std::uint32_t)>& accept) const {
   if (k == 0 || live_ == 0 || query.size() != dims_) return {};
-  if (!graph_) return exact(query, k, accept);
+  Graph* graph = ready_graph();
+  if (!graph) return exact(query, k, accept);
   const std::size_t fetch = std::min(live_, k * 2);
   // setEf mutates the graph; searches run under a shared lock, so the beam is fixed at the
   // widest any search needs instead of per call.
-  auto pq = graph_->hnsw.searchKnn(query.data(), fetch);
+  auto pq = graph->hnsw.searchKnn(query.data(), fetch);
   std::vector<Neighbour> out;
   while (!pq.empty()) {
     const auto [distance, label] = pq.top();

@@ -2,9 +2,11 @@
 
 #include "embed/embedder.hpp"
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,9 +29,13 @@ class VectorIndex {
   void add(std::uint32_t slot, const embed::Vector& unit);
   void erase(std::uint32_t slot);
   // While loading many vectors at once (a restart), the graph waits: end_bulk_load() builds it
-  // in one go on every core.
+  // in one go on every core, before it returns or, with in_background, on a thread of its own
+  // while searches scan exactly (as when a registration crosses `exact_below`: the graph is
+  // never built under the caller's lock).
   void begin_bulk_load() { bulk_ = true; }
-  void end_bulk_load();
+  void end_bulk_load(bool in_background = false);
+  // Waits for a graph being built in the background, and takes it (for tests and the bench).
+  void wait_for_graph();
   std::size_t size() const { return live_; }
   std::size_t dimensions() const { return dims_; }
   bool approximate() const;  // the HNSW graph answers
@@ -67,7 +73,15 @@ class VectorIndex {
  private:
   std::vector<Neighbour> exact(const embed::Vector& query, std::size_t k,
                                const std::function<bool(std::uint32_t)>& accept) const;
+  struct Graph;
+  // Builds a graph over the given slots' vectors (`vectors`: one after another), on every core.
+  static std::unique_ptr<Graph> build(std::size_t dims, const std::vector<std::uint32_t>& slots,
+                                      const float* vectors, std::size_t capacity);
   void build_graph();
+  void start_building();
+  // The graph searches may use: takes a finished background build first. Const because
+  // searches call it; the index's writers never run alongside searches (the caller's lock).
+  Graph* ready_graph() const;
   std::uint64_t checksum(std::uint32_t slot) const;
 
   std::size_t exact_below_;
@@ -76,8 +90,11 @@ class VectorIndex {
   std::size_t live_ = 0;
   std::vector<float> data_;    // slot * dims_
   std::vector<char> present_;  // slot -> has a live vector
-  struct Graph;
-  std::unique_ptr<Graph> graph_;
+  mutable std::unique_ptr<Graph> graph_;
+  mutable std::atomic<Graph*> graph_view_{nullptr};  // graph_, once searches may use it
+  struct Build;
+  mutable std::mutex build_mu_;
+  mutable std::unique_ptr<Build> building_;
 };
 
 }  // namespace schemagate::registry

@@ -129,6 +129,7 @@ TEST(VectorIndexTest, GraphSearchAgreesWithExactSearch) {
     exact.add(i, vectors[i]);
     graph.add(i, vectors[i]);
   }
+  graph.wait_for_graph();  // built in the background from the 500th vector on
   EXPECT_FALSE(exact.approximate());
   EXPECT_TRUE(graph.approximate());
   const auto queries = random_unit_vectors(100, 32, 2);
@@ -254,11 +255,45 @@ TEST(VectorIndexTest, ASavedGraphIsReadBackWhereItsCardsNowAre) {
   std::filesystem::remove_all(dir);
 }
 
+// Crossing the threshold starts the graph on a thread of its own: searches meanwhile scan
+// exactly, and what is added or erased during the build is in the graph when it is taken.
+TEST(VectorIndexTest, TheGraphIsBuiltInTheBackgroundAndCatchesUp) {
+  const auto vectors = random_unit_vectors(20000, 32, 11);
+  registry::VectorIndex index(10000);
+  for (std::uint32_t i = 0; i < 10000; ++i)
+    index.add(i, vectors[i]);  // the 10,000th starts the build and returns at once
+  const auto all = [](std::uint32_t) { return true; };
+  // Added and erased while the graph may still be building.
+  for (std::uint32_t i = 10000; i < vectors.size(); ++i)
+    index.add(i, vectors[i]);
+  index.erase(3);
+  index.erase(15000);
+  for (std::uint32_t s : {0u, 9999u, 10000u, 19999u}) {
+    const auto got = index.nearest(vectors[s], 1, all);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got.front().slot, s);  // exact or through the graph, the same answer
+  }
+  index.wait_for_graph();
+  ASSERT_TRUE(index.approximate());
+  for (std::uint32_t s : {0u, 9999u, 10000u, 12345u, 19999u}) {
+    const auto got = index.nearest(vectors[s], 1, all);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got.front().slot, s) << "a vector added during the build is in the graph";
+  }
+  for (std::uint32_t s : {3u, 15000u}) {
+    for (const auto& n : index.nearest(vectors[s], 10, all))
+      EXPECT_NE(n.slot, s) << "a vector erased during the build is not";
+  }
+  EXPECT_EQ(index.size(), 19998u);
+}
+
 TEST(VectorIndexTest, NarrowFiltersAndErasedSlotsAreHonoured) {
   const auto vectors = random_unit_vectors(2000, 16, 3);
   registry::VectorIndex graph(100);
   for (std::uint32_t i = 0; i < vectors.size(); ++i)
     graph.add(i, vectors[i]);
+  graph.wait_for_graph();
+  ASSERT_TRUE(graph.approximate());
   // One slot in a hundred passes: the graph's candidates rarely include enough, so the index
   // falls back to scanning, and the answer is the exact one.
   const auto rare = [](std::uint32_t s) { return s % 100 == 7; };
