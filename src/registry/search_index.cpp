@@ -349,6 +349,10 @@ void SearchIndex::end_bulk_load() {
   impl_->vectors.end_bulk_load();
 }
 
+bool SearchIndex::vector_graph_ready() const {
+  return impl_->vectors.approximate();
+}
+
 bool SearchIndex::save_vector_graph(const std::string& path) const {
   return impl_->vectors.save_graph(path, [this](std::uint32_t slot) {
     const Doc& d = impl_->docs[slot];

@@ -60,6 +60,8 @@ class SearchIndex {
   const AgentCard* find(std::string_view id) const;
   std::shared_ptr<const AgentCard> share(std::string_view id) const;
   std::size_t vector_dimensions() const;  // 0 until the first vector
+  // Whether vector search goes through the HNSW graph (else it scans, exactly).
+  bool vector_graph_ready() const;
   std::size_t size() const;
   // Slots in use, live and replaced: a replaced or removed card keeps its slot until the index
   // compacts itself (when replaced ones outnumber live ones).
