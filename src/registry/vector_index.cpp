@@ -1,6 +1,7 @@
 #include "registry/vector_index.hpp"
 
 #include <hnswlib/hnswlib.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <atomic>
@@ -87,7 +88,12 @@ void VectorIndex::start_building() {
   std::lock_guard lock(build_mu_);
   building_ = std::move(b);
   raw->thread = std::thread([raw, dims, capacity] {
-    raw->graph = build(dims, raw->slots, raw->vectors.data(), capacity);
+    try {
+      raw->graph = build(dims, raw->slots, raw->vectors.data(), capacity);
+    } catch (const std::exception& e) {
+      // Out of memory, most likely: searches go on scanning, and a later registration retries.
+      spdlog::error("vector graph build failed: {}", e.what());
+    }
     raw->done = true;
   });
 }
@@ -98,6 +104,10 @@ VectorIndex::Graph* VectorIndex::ready_graph() const {
   if (!lock || !building_ || !building_->done) return nullptr;  // scan exactly meanwhile
   if (building_->thread.joinable()) building_->thread.join();
   auto graph = std::move(building_->graph);
+  if (!graph) {
+    building_.reset();
+    return nullptr;
+  }
   // What changed while it was built: vectors added since, and vectors erased since.
   std::vector<char> in_graph(present_.size(), 0);
   for (const auto s : building_->slots) {
