@@ -111,6 +111,7 @@ class Builder {
   bool on_key_part(bj::string_view s, std::size_t size, bj::error_code& ec) {
     if (!within_string_limit(size, ec)) return false;
     values_.push_chars(s);
+    if (!limits_.reject_duplicate_keys) return true;  // nothing to check: keys need no keeping
     key_text_.append(s.data(), s.size());
     partial_key_ += s.size();
     return true;
@@ -118,6 +119,7 @@ class Builder {
   bool on_key(bj::string_view s, std::size_t size, bj::error_code& ec) {
     if (!within_string_limit(size, ec)) return false;
     values_.push_key(s);
+    if (!limits_.reject_duplicate_keys) return true;
     const std::size_t offset = key_text_.size() - partial_key_;
     key_text_.append(s.data(), s.size());
     partial_key_ = 0;
@@ -196,7 +198,7 @@ class Builder {
     if (n <= 16) {
       for (std::size_t i = 1; i < n; ++i) {
         for (std::size_t j = 0; j < i; ++j) {
-          if (names_[i].size() == names_[j].size() && names_[i] == names_[j]) return &names_[i];
+          if (names_[i] == names_[j]) return &names_[i];
         }
       }
       return nullptr;

@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <boost/json/parse.hpp>
-#include <chrono>
 
 #include <cctype>
 #include <chrono>
