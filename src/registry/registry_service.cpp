@@ -373,9 +373,17 @@ void RegistryService::reload(const std::string& id) {
     const auto it = meta_.find(id);
     if (doc ? it != meta_.end() && it->second.first >= doc->revision : it == meta_.end()) return;
   }
+  // What was read may be overtaken before it is applied (a registration or removal on this
+  // replica, between the read and the lock): applied only if the store still says the same under
+  // the lock, which this replica's own writes take after their commit.
+  const auto still_current = [&] {
+    const auto now = store_.get(kAgents, id);
+    return doc ? now && now->revision == doc->revision : !now;
+  };
   if (!doc) {
     {
       std::unique_lock lock(mu_);
+      if (!still_current()) return;
       index_.remove(id);
       meta_.erase(id);
     }
@@ -399,6 +407,7 @@ void RegistryService::reload(const std::string& id) {
     std::unique_lock lock(mu_);
     const auto it = meta_.find(id);
     if (it != meta_.end() && it->second.first >= doc->revision) return;  // a newer one won
+    if (!still_current()) return;
     index_.upsert(*card, extra, v);
     meta_[id] = {doc->revision, doc->updated_at_ms};
   }
