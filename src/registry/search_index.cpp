@@ -7,6 +7,7 @@
 #include <array>
 #include <cctype>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <unordered_set>
 
@@ -116,6 +117,50 @@ struct Posting {
   FieldCounts tf;
 };
 
+constexpr std::size_t kEvery = std::numeric_limits<std::size_t>::max();
+constexpr std::uint8_t kAlive = 1;
+constexpr std::uint8_t kPublic = 2;
+
+// A term's counts weighted by field, before length normalisation. Normalisation divides by
+// (1 - b + b * length / average) >= 1 - b, so weighted / (1 - b) bounds the normalised count.
+float weighted(const FieldCounts& tf) {
+  double w = 0;
+  for (std::size_t f = 0; f < kFields; ++f)
+    w += kWeights[f] * tf[f];
+  return static_cast<float>(w);
+}
+
+double saturate(double tf) {
+  return tf * (kK1 + 1.0) / (tf + kK1);
+}
+
+// One term of a ranked query: its postings, weight and the most it can add to a score.
+struct QueryTerm {
+  const std::vector<Posting>* postings;
+  std::uint32_t number;
+  double idf;
+  double bound;
+};
+
+struct Scored {
+  std::uint32_t slot;
+  double score;
+};
+
+// The first posting at or after `slot`, galloping from `at` (postings are in slot order).
+const Posting* skip_to(const Posting* at, const Posting* end, std::uint32_t slot) {
+  if (at == end || at->slot >= slot) return at;
+  std::size_t step = 1;
+  const Posting* low = at;
+  while (static_cast<std::size_t>(end - low) > step && low[step].slot < slot) {
+    low += step;
+    step *= 2;
+  }
+  const Posting* high = static_cast<std::size_t>(end - low) > step ? low + step + 1 : end;
+  return std::lower_bound(low, high, slot,
+                          [](const Posting& p, std::uint32_t s) { return p.slot < s; });
+}
+
 // A document's words as they are counted, before they are numbered.
 struct DocText {
   std::unordered_map<std::string, FieldCounts> counts;
@@ -170,6 +215,12 @@ struct SearchIndex::Impl {
   std::map<std::string, std::uint32_t, std::less<>> by_id;      // id -> slot (sorted for listing)
   std::unordered_map<std::string, std::uint32_t> term_numbers;  // the dictionary
   std::vector<std::vector<Posting>> postings;                   // term number -> documents
+  // Term number -> live documents holding it (idf), and the highest weighted count any document
+  // ever had (the term's score bound, which lets a ranked search skip documents: see top_matches).
+  std::vector<std::uint32_t> live_df;
+  std::vector<float> max_weighted_tf;
+  // Slot -> kAlive | kPublic: counting matches reads this, not the (much larger) documents.
+  std::vector<std::uint8_t> state;
   std::array<double, kFields> total_length{};
   std::size_t alive = 0;
   VectorIndex vectors;
@@ -179,9 +230,43 @@ struct SearchIndex::Impl {
   // Files a built document under a new slot: postings, lengths, id and vector.
   void insert(Doc d, const std::string& id, const embed::Vector& vector);
 
-  void fuse(const embed::Vector& query_vector, const std::vector<float>& lexical,
-            std::vector<std::uint32_t> candidates, const std::function<bool(std::uint32_t)>& admit,
-            std::size_t wanted, std::vector<SearchIndex::Hit>& hits) const;
+  using Admit = std::function<bool(std::uint32_t)>;
+  using Averages = std::array<double, kFields>;
+
+  // The query's known terms, each once, by increasing bound.
+  std::vector<QueryTerm> query_terms(const std::vector<std::string>& words) const;
+  double term_score(const QueryTerm& t, const FieldCounts& tf, const Doc& d,
+                    const Averages& avg) const {
+    double normalised = 0;
+    for (std::size_t f = 0; f < kFields; ++f) {
+      if (tf[f] == 0) continue;
+      normalised += kWeights[f] * tf[f] / (1.0 - kB + kB * d.length[f] / avg[f]);
+    }
+    return t.idf * saturate(normalised);
+  }
+  // One document's lexical score, 0 when it holds none of the terms.
+  double lexical_score(std::uint32_t slot, const std::vector<QueryTerm>& terms,
+                       const Averages& avg) const;
+  // Admitted documents holding at least one of the terms.
+  std::size_t count_matches(const std::vector<QueryTerm>& terms, bool no_filters,
+                            const Admit& admit) const;
+  // The `k` best admitted documents by lexical score that score at least `floor`, best first;
+  // `complete` when there are no more such matches than those.
+  std::vector<Scored> top_matches(const std::vector<QueryTerm>& terms, std::size_t k, double floor,
+                                  const Admit& admit, const Averages& avg, bool& complete) const;
+  // Every admitted match, term at a time, the best first and the rest in no order: what
+  // top_matches must agree with (prune_postings(false)).
+  std::vector<Scored> all_matches(const std::vector<QueryTerm>& terms, const Admit& admit,
+                                  const Averages& avg) const;
+  // The fused page from the nearest cards and the best lexical matches. 0 when the page is
+  // final, else the lexical score a match beyond `lexical` needs to reach it.
+  double fuse(const embed::Vector& query_vector,
+              const std::vector<VectorIndex::Neighbour>& neighbours,
+              const std::vector<double>& neighbour_lexical, const std::vector<Scored>& lexical,
+              bool complete, std::size_t wanted, std::vector<SearchIndex::Hit>& hits) const;
+  bool ranks_before(const Scored& a, const Scored& b) const {
+    return a.score != b.score ? a.score > b.score : docs[a.slot].card->id < docs[b.slot].card->id;
+  }
 
   static void add_text(DocText& d, Field f, std::string_view text) {
     for (auto& t : tokenize(text)) {
@@ -199,7 +284,11 @@ struct SearchIndex::Impl {
     for (auto& [word, tf] : text.counts) {
       const auto [it, added] =
           term_numbers.emplace(word, static_cast<std::uint32_t>(term_numbers.size()));
-      if (added) postings.emplace_back();
+      if (added) {
+        postings.emplace_back();
+        live_df.push_back(0);
+        max_weighted_tf.push_back(0.0f);
+      }
       d.terms.push_back({it->second, tf});
     }
     std::sort(d.terms.begin(), d.terms.end(),
@@ -218,21 +307,23 @@ struct SearchIndex::Impl {
 // signal is scaled by its best value among the candidates, so the two are comparable whatever
 // the corpus, and mixed convexly. A lexical match outside the nearest cards has a similarity of
 // at most the last neighbour's: when even that bound cannot lift it onto the requested page, its
-// similarity is not computed and it is ranked by its lexical part alone (it is still counted).
-void SearchIndex::Impl::fuse(const embed::Vector& query_vector, const std::vector<float>& lexical,
-                             std::vector<std::uint32_t> candidates,
-                             const std::function<bool(std::uint32_t)>& admit, std::size_t wanted,
-                             std::vector<SearchIndex::Hit>& hits) const {
+// similarity is not computed; and when it cannot lift the best lexical match not taken, the
+// page is final.
+double SearchIndex::Impl::fuse(const embed::Vector& query_vector,
+                               const std::vector<VectorIndex::Neighbour>& neighbours,
+                               const std::vector<double>& neighbour_lexical,
+                               const std::vector<Scored>& lexical, bool complete,
+                               std::size_t wanted, std::vector<SearchIndex::Hit>& hits) const {
   const std::size_t pool = std::max(kDensePool, wanted);
-  const auto neighbours = vectors.nearest(query_vector, pool, admit);
-  float best_lexical = 0.0f;
-  for (const auto slot : candidates)
-    best_lexical = std::max(best_lexical, lexical[slot]);
+  // The best lexical match overall is the first of `lexical` (neighbours match no better).
+  double best_lexical = lexical.empty() ? 0.0 : lexical.front().score;
+  for (const double l : neighbour_lexical)
+    best_lexical = std::max(best_lexical, l);
   const float best_sim = neighbours.empty() ? 1.0f : std::max(neighbours.front().similarity, 1e-6f);
   // Fewer neighbours than asked for means every card with a vector was seen.
   const float sim_bound =
       neighbours.size() < pool ? 0.0f : std::max(0.0f, neighbours.back().similarity);
-  auto fused = [&](float lex, float sim) {
+  auto fused = [&](double lex, float sim) {
     const double l = best_lexical > 0 ? lex / best_lexical : 0.0;
     const double d = std::min(1.0f, std::max(0.0f, sim) / best_sim);
     return kLexicalShare * l + (1.0 - kLexicalShare) * d;
@@ -249,27 +340,206 @@ void SearchIndex::Impl::fuse(const embed::Vector& query_vector, const std::vecto
       std::push_heap(page.begin(), page.end(), std::greater<>());
     }
   };
-  for (const auto& n : neighbours) {
-    const float lex = lexical[n.slot];
-    if (lex == 0.0f && n.similarity < kDenseOnlyFloor) continue;
-    const double score = fused(lex, n.similarity);
+  std::unordered_set<std::uint32_t> seen;
+  for (std::size_t i = 0; i < neighbours.size(); ++i) {
+    const auto& n = neighbours[i];
+    seen.insert(n.slot);
+    if (neighbour_lexical[i] == 0.0 && n.similarity < kDenseOnlyFloor) continue;
+    const double score = fused(neighbour_lexical[i], n.similarity);
     offer(score);
     hits.push_back({docs[n.slot].card.get(), score});
   }
-  std::unordered_set<std::uint32_t> seen;
-  for (const auto& n : neighbours)
-    seen.insert(n.slot);
-  for (const auto slot : candidates) {
-    if (seen.count(slot)) continue;
-    const float lex = lexical[slot];
-    const double bound = fused(lex, sim_bound);
-    double score = fused(lex, 0.0f);
+  for (const auto& m : lexical) {
+    if (seen.count(m.slot)) continue;
+    const double bound = fused(m.score, sim_bound);
+    double score = fused(m.score, 0.0f);
     if (page.size() < wanted || bound > page.front()) {
-      score = fused(lex, vectors.similarity(slot, query_vector));
+      score = fused(m.score, vectors.similarity(m.slot, query_vector));
       offer(score);
     }
-    hits.push_back({docs[slot].card.get(), score});
+    hits.push_back({docs[m.slot].card.get(), score});
   }
+  if (complete || lexical.empty()) return 0.0;
+  // Every match not taken scores at most the last one taken.
+  if (page.size() == wanted && fused(lexical.back().score, sim_bound) < page.front()) return 0.0;
+  if (page.size() < wanted) return std::numeric_limits<double>::min();
+  const double d_bound = std::min(1.0f, sim_bound / best_sim);
+  const double needed =
+      best_lexical * (page.front() - (1.0 - kLexicalShare) * d_bound) / kLexicalShare;
+  return std::max(needed, std::numeric_limits<double>::min());
+}
+
+std::vector<QueryTerm> SearchIndex::Impl::query_terms(const std::vector<std::string>& words) const {
+  const double n = static_cast<double>(std::max<std::size_t>(alive, 1));
+  std::vector<QueryTerm> terms;
+  for (const auto& w : words) {
+    const auto number = term_number(w);
+    if (!number || live_df[*number] == 0) continue;
+    if (std::any_of(terms.begin(), terms.end(),
+                    [&](const QueryTerm& t) { return t.number == *number; })) {
+      continue;
+    }
+    const double df = live_df[*number];
+    const double idf = std::log(1.0 + (n - df + 0.5) / (df + 0.5));
+    terms.push_back(
+        {&postings[*number], *number, idf, idf * saturate(max_weighted_tf[*number] / (1.0 - kB))});
+  }
+  std::sort(terms.begin(), terms.end(),
+            [](const QueryTerm& a, const QueryTerm& b) { return a.bound < b.bound; });
+  return terms;
+}
+
+double SearchIndex::Impl::lexical_score(std::uint32_t slot, const std::vector<QueryTerm>& terms,
+                                        const Averages& avg) const {
+  const Doc& d = docs[slot];
+  double score = 0;
+  for (const auto& t : terms) {
+    const auto it =
+        std::lower_bound(d.terms.begin(), d.terms.end(), t.number,
+                         [](const TermCount& c, std::uint32_t n) { return c.term < n; });
+    if (it != d.terms.end() && it->term == t.number) score += term_score(t, it->tf, d, avg);
+  }
+  return score;
+}
+
+std::size_t SearchIndex::Impl::count_matches(const std::vector<QueryTerm>& terms, bool no_filters,
+                                             const Admit& admit) const {
+  if (terms.size() == 1 && no_filters) {
+    // One term: its live documents, less the private ones the caller may not see.
+    std::size_t count = 0;
+    for (const auto& p : *terms[0].postings) {
+      const auto st = state[p.slot];
+      count += st == (kAlive | kPublic) || (st == kAlive && admit(p.slot));
+    }
+    return count;
+  }
+  std::vector<std::uint64_t> seen((docs.size() + 63) / 64);
+  std::size_t count = 0;
+  for (const auto& t : terms) {
+    for (const auto& p : *t.postings) {
+      auto& word = seen[p.slot / 64];
+      const std::uint64_t bit = std::uint64_t{1} << (p.slot % 64);
+      if (word & bit) continue;
+      word |= bit;
+      const auto st = state[p.slot];
+      if (st == 0) continue;
+      count += (no_filters && st == (kAlive | kPublic)) || admit(p.slot);
+    }
+  }
+  return count;
+}
+
+// Document at a time, with MaxScore pruning (Turtle and Fogg, 1995): terms are taken by
+// increasing bound; once the k-th best score exceeds the summed bounds of the weakest terms,
+// a document holding only those cannot enter, so their postings are no longer walked, only
+// probed (galloping) for documents that the stronger terms bring. At a million agents the
+// common words of a query hold hundreds of thousands of postings each; this reads a few.
+std::vector<Scored> SearchIndex::Impl::all_matches(const std::vector<QueryTerm>& terms,
+                                                   const Admit& admit, const Averages& avg) const {
+  std::vector<double> sum(docs.size(), 0.0);
+  std::vector<std::uint32_t> touched;
+  for (const auto& t : terms) {
+    for (const auto& p : *t.postings) {
+      if (state[p.slot] == 0) continue;
+      if (sum[p.slot] == 0.0) touched.push_back(p.slot);
+      sum[p.slot] += term_score(t, p.tf, docs[p.slot], avg);
+    }
+  }
+  std::vector<Scored> out;
+  for (const auto slot : touched) {
+    if (admit(slot)) out.push_back({slot, sum[slot]});
+  }
+  const auto best =
+      std::min_element(out.begin(), out.end(),
+                       [this](const Scored& a, const Scored& b) { return ranks_before(a, b); });
+  if (best != out.end()) std::iter_swap(out.begin(), best);
+  return out;
+}
+
+std::vector<Scored> SearchIndex::Impl::top_matches(const std::vector<QueryTerm>& terms,
+                                                   std::size_t k, double floor, const Admit& admit,
+                                                   const Averages& avg, bool& complete) const {
+  struct Cursor {
+    const Posting* at;
+    const Posting* end;
+  };
+  const std::size_t m = terms.size();
+  std::vector<Cursor> cursors;
+  std::vector<double> reach(m);  // reach[i]: the most terms 0..i can add together
+  for (std::size_t i = 0; i < m; ++i) {
+    const auto& list = *terms[i].postings;
+    cursors.push_back({list.data(), list.data() + list.size()});
+    reach[i] = (i ? reach[i - 1] : 0.0) + terms[i].bound;
+  }
+  // A little slack so that rounding in the bounds never drops a document that ties.
+  auto below = [](double value, double threshold) { return value * (1.0 + 1e-9) < threshold; };
+  const auto worse_first = [this](const Scored& a, const Scored& b) { return ranks_before(a, b); };
+  std::vector<Scored> heap;  // the best k so far, the worst at the front
+  std::vector<double> part(m);
+  double threshold = floor;
+  std::size_t essential = 0;  // terms [essential, m) are walked; [0, essential) probed
+  while (essential < m && below(reach[essential], threshold))
+    ++essential;
+  for (;;) {
+    std::uint32_t slot = std::numeric_limits<std::uint32_t>::max();
+    for (std::size_t i = essential; i < m; ++i) {
+      if (cursors[i].at != cursors[i].end) slot = std::min(slot, cursors[i].at->slot);
+    }
+    if (slot == std::numeric_limits<std::uint32_t>::max()) break;
+    const Doc& d = docs[slot];
+    const bool live = state[slot] != 0;
+    double partial = 0;
+    std::fill(part.begin(), part.end(), 0.0);
+    for (std::size_t i = essential; i < m; ++i) {
+      auto& c = cursors[i];
+      if (c.at == c.end || c.at->slot != slot) continue;
+      if (live) {
+        part[i] = term_score(terms[i], c.at->tf, d, avg);
+        partial += part[i];
+      }
+      ++c.at;
+    }
+    if (!live) continue;
+    const bool full = heap.size() == k;
+    const bool bounded = full || floor > 0;
+    bool pruned = false;
+    for (std::size_t i = essential; i-- > 0;) {
+      if (bounded && below(partial + reach[i], threshold)) {
+        pruned = true;
+        break;
+      }
+      auto& c = cursors[i];
+      c.at = skip_to(c.at, c.end, slot);
+      if (c.at != c.end && c.at->slot == slot) {
+        part[i] = term_score(terms[i], c.at->tf, d, avg);
+        partial += part[i];
+      }
+    }
+    if (pruned || (bounded && below(partial, threshold)) || !admit(slot)) continue;
+    // Summed in one order for every document, so that equal documents score equally.
+    double score = 0;
+    for (const double p : part)
+      score += p;
+    const Scored s{slot, score};
+    if (!full) {
+      heap.push_back(s);
+      std::push_heap(heap.begin(), heap.end(), worse_first);
+    } else if (ranks_before(s, heap.front())) {
+      std::pop_heap(heap.begin(), heap.end(), worse_first);
+      heap.back() = s;
+      std::push_heap(heap.begin(), heap.end(), worse_first);
+    } else {
+      continue;
+    }
+    if (heap.size() == k) {
+      threshold = std::max(floor, heap.front().score);
+      while (essential < m && below(reach[essential], threshold))
+        ++essential;
+    }
+  }
+  complete = heap.size() < k;
+  std::sort_heap(heap.begin(), heap.end(), worse_first);
+  return heap;
 }
 
 SearchIndex::SearchIndex(std::size_t exact_vector_search_below)
@@ -304,8 +574,12 @@ void SearchIndex::Impl::insert(Doc d, const std::string& id, const embed::Vector
   const auto slot = static_cast<std::uint32_t>(docs.size());
   for (std::size_t f = 0; f < kFields; ++f)
     total_length[f] += d.length[f];
-  for (const auto& c : d.terms)
+  for (const auto& c : d.terms) {
     postings[c.term].push_back({slot, c.tf});
+    ++live_df[c.term];
+    max_weighted_tf[c.term] = std::max(max_weighted_tf[c.term], weighted(c.tf));
+  }
+  state.push_back(static_cast<std::uint8_t>(kAlive | (d.is_public ? kPublic : 0)));
   d.alive = true;
   docs.push_back(std::move(d));
   by_id[id] = slot;
@@ -327,6 +601,8 @@ void SearchIndex::compact_if_worn() {
   // The documents keep their term numbers: the dictionary comes along.
   fresh->term_numbers = impl_->term_numbers;
   fresh->postings.resize(impl_->postings.size());
+  fresh->live_df.resize(impl_->postings.size());
+  fresh->max_weighted_tf.resize(impl_->postings.size());
   fresh->vectors.begin_bulk_load();
   for (const auto& [id, slot] : impl_->by_id) {
     const auto vector = impl_->vectors.vector_of(slot);
@@ -377,6 +653,9 @@ void SearchIndex::remove(std::string_view id) {
   impl_->vectors.erase(it->second);
   for (std::size_t f = 0; f < kFields; ++f)
     impl_->total_length[f] -= d.length[f];
+  for (const auto& c : d.terms)
+    --impl_->live_df[c.term];
+  impl_->state[it->second] = 0;
   // The slot stays until compaction; what it held goes now.
   d.card.reset();
   d.terms = {};
@@ -408,6 +687,7 @@ SearchIndex::Result SearchIndex::search(std::string_view query, const embed::Vec
                                         bool ranked, const Visible& visible) const {
   Result result;
   std::vector<Hit> hits;
+  std::size_t count = 0;
   const auto terms = tokenize(query);
   const double n = static_cast<double>(std::max<std::size_t>(impl_->alive, 1));
   if (terms.empty() || !ranked) {
@@ -427,56 +707,59 @@ SearchIndex::Result SearchIndex::search(std::string_view query, const embed::Vec
     std::sort(hits.begin(), hits.end(), [](const Hit& a, const Hit& b) {
       return a.card->name != b.card->name ? a.card->name < b.card->name : a.card->id < b.card->id;
     });
+    count = hits.size();
   } else {
     std::array<double, kFields> avg{};
     for (std::size_t f = 0; f < kFields; ++f)
       avg[f] = std::max(1.0, impl_->total_length[f] / n);
-    // Term-at-a-time into a dense accumulator; `touched` remembers which slots to read back.
-    std::vector<float> acc(impl_->docs.size(), 0.0f);
-    std::vector<std::uint32_t> touched;
-    std::unordered_set<std::string> seen_terms;
-    for (const auto& t : terms) {
-      if (!seen_terms.insert(t).second) continue;
-      const auto number = impl_->term_number(t);
-      if (!number) continue;
-      const auto& list = impl_->postings[*number];
-      std::size_t df = 0;
-      for (const auto& post : list)
-        df += impl_->docs[post.slot].alive;
-      if (df == 0) continue;
-      const double idf =
-          std::log(1.0 + (n - static_cast<double>(df) + 0.5) / (static_cast<double>(df) + 0.5));
-      for (const auto& post : list) {
-        const Doc& d = impl_->docs[post.slot];
-        if (!d.alive) continue;
-        double tf = 0;
-        for (std::size_t f = 0; f < kFields; ++f) {
-          if (post.tf[f] == 0) continue;
-          tf += kWeights[f] * post.tf[f] / (1.0 - kB + kB * d.length[f] / avg[f]);
-        }
-        if (acc[post.slot] == 0.0f) touched.push_back(post.slot);
-        acc[post.slot] += static_cast<float>(idf * tf * (kK1 + 1.0) / (tf + kK1));
-      }
-    }
     const bool no_filters = filters.empty();
-    const auto admit = [&](std::uint32_t slot) {
+    const Impl::Admit admit = [&](std::uint32_t slot) {
       const Doc& d = impl_->docs[slot];
       return d.alive && (no_filters || filters.matches(*d.card)) &&
              (d.is_public || visible(*d.card));
     };
-    std::vector<std::uint32_t> candidates;
-    for (const auto slot : touched) {
-      if (admit(slot)) candidates.push_back(slot);
-    }
+    const auto query_terms = impl_->query_terms(terms);
+    count = impl_->count_matches(query_terms, no_filters, admit);
+    const std::size_t wanted = skip + top;
     const bool dense = !query_vector.empty() && impl_->vectors.size() > 0;
     if (!dense) {
+      bool complete = false;
+      const auto best = wanted == 0 ? std::vector<Scored>{}
+                        : prune_
+                            ? impl_->top_matches(query_terms, wanted, 0.0, admit, avg, complete)
+                            : impl_->all_matches(query_terms, admit, avg);
       // Scores in [0, 1]: saturating in the raw BM25F score.
-      for (const auto slot : candidates) {
-        const double s = acc[slot];
-        hits.push_back({impl_->docs[slot].card.get(), s / (s + 5.0)});
-      }
+      for (const auto& m : best)
+        hits.push_back({impl_->docs[m.slot].card.get(), m.score / (m.score + 5.0)});
     } else {
-      impl_->fuse(query_vector, acc, candidates, admit, skip + top, hits);
+      const auto neighbours = impl_->vectors.nearest(
+          query_vector, std::max(kDensePool, wanted), [&](std::uint32_t slot) {
+            return (no_filters && impl_->state[slot] == (kAlive | kPublic)) || admit(slot);
+          });
+      std::vector<double> neighbour_lexical;
+      for (const auto& nb : neighbours) {
+        neighbour_lexical.push_back(impl_->lexical_score(nb.slot, query_terms, avg));
+        count += neighbour_lexical.back() == 0.0 && nb.similarity >= kDenseOnlyFloor;
+      }
+      if (wanted > 0 && !prune_) {
+        impl_->fuse(query_vector, neighbours, neighbour_lexical,
+                    impl_->all_matches(query_terms, admit, avg), true, wanted, hits);
+      } else if (wanted > 0) {
+        // The lexical matches that can reach the page are among the best few; when the first
+        // few cannot show that, the fusion names the lexical score a match needs, and every
+        // match above it is taken.
+        bool complete = false;
+        const auto first = impl_->top_matches(query_terms, std::max<std::size_t>(wanted, 64), 0.0,
+                                              admit, avg, complete);
+        const double needed =
+            impl_->fuse(query_vector, neighbours, neighbour_lexical, first, complete, wanted, hits);
+        if (needed > 0) {
+          hits.clear();
+          impl_->fuse(query_vector, neighbours, neighbour_lexical,
+                      impl_->top_matches(query_terms, kEvery, needed, admit, avg, complete), true,
+                      wanted, hits);
+        }
+      }
     }
     // Ties broken by id for stable pages; only the requested page needs ordering.
     const auto better = [](const Hit& a, const Hit& b) {
@@ -486,7 +769,7 @@ SearchIndex::Result SearchIndex::search(std::string_view query, const embed::Vec
     std::partial_sort(hits.begin(), hits.begin() + static_cast<std::ptrdiff_t>(page_end),
                       hits.end(), better);
   }
-  result.count = hits.size();
+  result.count = count;
   const std::size_t begin = std::min(skip, hits.size());
   const std::size_t end = std::min(hits.size(), begin + top);
   result.hits.assign(hits.begin() + static_cast<std::ptrdiff_t>(begin),

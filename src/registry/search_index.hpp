@@ -63,6 +63,9 @@ class SearchIndex {
   // Whether vector search goes through the HNSW graph (else it scans, exactly).
   bool vector_graph_ready() const;
   std::size_t size() const;
+  // A ranked search reads only the postings that can change its page; off, it reads every one
+  // (the reference that tests and the bench compare against).
+  void prune_postings(bool on) { prune_ = on; }
   // Slots in use, live and replaced: a replaced or removed card keeps its slot until the index
   // compacts itself (when replaced ones outnumber live ones).
   std::size_t slots() const;
@@ -89,6 +92,7 @@ class SearchIndex {
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+  bool prune_ = true;
   void compact_if_worn();
 };
 

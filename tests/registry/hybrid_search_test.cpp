@@ -411,4 +411,68 @@ TEST(SearchIndexTest, ReplacedCardsDoNotAccumulate) {
   ASSERT_NE(index.find("agent-3"), nullptr);
 }
 
+// A ranked search reads only the best few postings (MaxScore) and stops fusing once no further
+// lexical match can reach the page. Every page must still be the one an index that reads every
+// posting gives, and the count the same, with ties (many cards score alike here), removed and
+// private cards, filters and both signals.
+TEST(SearchIndexTest, PrunedPagesAreThePagesOfAFullRead) {
+  std::mt19937 rng(15);
+  // A small vocabulary with a skewed distribution: common words in most cards, rare ones in few.
+  std::vector<std::string> words;
+  for (char a = 'a'; a <= 'z'; ++a) {
+    for (char b : std::string("aeiou"))
+      words.push_back(std::string("q") + a + b);
+  }
+  std::discrete_distribution<std::size_t> pick(words.size(), 0, static_cast<double>(words.size()),
+                                                [](double x) { return 1.0 / (1.0 + x); });
+  auto phrase = [&](std::size_t n) {
+    std::string s;
+    for (std::size_t i = 0; i < n; ++i)
+      s += (i ? " " : "") + words[pick(rng)];
+    return s;
+  };
+  const std::size_t n = 3000;
+  const auto vectors = random_unit_vectors(n, 16, 4);
+  // Exact vector search in both, so that only the lexical reading differs.
+  registry::SearchIndex pruned(n + 1);
+  registry::SearchIndex full(n + 1);
+  full.prune_postings(false);
+  for (std::size_t i = 0; i < n; ++i) {
+    auto c = card("agent-" + std::to_string(i), phrase(2), phrase(12), i % 3 ? "Acme" : "Globex");
+    c.is_public = i % 17 != 0;
+    pruned.upsert(c, {}, vectors[i]);
+    full.upsert(c, {}, vectors[i]);
+  }
+  for (std::size_t i = 0; i < n; i += 29) {
+    pruned.remove("agent-" + std::to_string(i));
+    full.remove("agent-" + std::to_string(i));
+  }
+  const auto everyone = [](const registry::AgentCard&) { return true; };
+  const auto public_only = [](const registry::AgentCard& c) { return c.is_public; };
+  registry::Filters globex;
+  globex.provider = "Globex";
+  for (int q = 0; q < 16; ++q) {
+    const std::string query = phrase(2 + q % 5);
+    const auto query_vector = q % 2 ? vectors[static_cast<std::size_t>(q) * 7] : embed::Vector{};
+    const auto visible = q % 3 ? registry::SearchIndex::Visible(everyone)
+                               : registry::SearchIndex::Visible(public_only);
+    const auto filters = q % 4 == 3 ? globex : registry::Filters{};
+    const auto all = full.search(query, query_vector, filters, n, 0, true, visible);
+    ASSERT_GT(all.count, 30u) << query;
+    for (const auto& [top, skip] : std::vector<std::pair<std::size_t, std::size_t>>{
+             {1, 0}, {10, 0}, {5, 7}, {20, 100}, {3, all.count - 2}, {0, 0}}) {
+      const auto expected = full.search(query, query_vector, filters, top, skip, true, visible);
+      const auto page = pruned.search(query, query_vector, filters, top, skip, true, visible);
+      EXPECT_EQ(page.count, expected.count) << query;
+      ASSERT_EQ(page.hits.size(), expected.hits.size())
+          << query << " top " << top << " skip " << skip;
+      for (std::size_t i = 0; i < page.hits.size(); ++i) {
+        EXPECT_EQ(page.hits[i].card->id, expected.hits[i].card->id)
+            << query << " top " << top << " skip " << skip << " rank " << skip + i;
+        EXPECT_DOUBLE_EQ(page.hits[i].score, expected.hits[i].score);
+      }
+    }
+  }
+}
+
 }  // namespace
