@@ -2,7 +2,8 @@
 # Gateway overhead, side by side in one run on loopback: a demo agent called directly, through
 # nginx proxy_pass (Debian nginx, as many worker processes as schemagate has I/O threads), and
 # through schemagate's POST /agents/{id}/invoke (with input and output validation), and a
-# scenario operation (a seed 000 template behind the gateway: the demo's photo-retouch). Load
+# scenario operation (a seed 000 template behind the gateway: the demo's photo-retouch) and the
+# same payload through POST /scenarios/photo_retouch/payloads. Load
 # from wrk: throughput at CONNECTIONS, then latency at one connection. Prints requests/s and
 # p50/p99, schemagate's throughput as a ratio of nginx's, and the p50 each adds to the direct call.
 # Usage: bash bench/gateway_overhead.sh [SECONDS] [CONNECTIONS]
@@ -57,10 +58,15 @@ wrk.method = "POST"
 wrk.body = '{"skin_smoothing": 3, "filter_style": "vintage"}'
 wrk.headers["Content-Type"] = "application/json"
 LUA
+cat > "$work/payload.lua" <<'LUA'
+wrk.method = "POST"
+wrk.body = '{"schema_id": "photo_retouch_v2", "payload": {"skin_smoothing": 3, "filter_style": "vintage"}}'
+wrk.headers["Content-Type"] = "application/json"
+LUA
 
-run() {  # name url [connections] -> "name rps p50 p99"
+run() {  # name url [connections] [script] -> "name rps p50 p99"
   local out c="${3:-$conns}"
-  out=$(wrk -t"$(( c < 2 ? 1 : 2 ))" -c"$c" -d"${secs}s" --latency -s "$work/post.lua" "$2")
+  out=$(wrk -t"$(( c < 2 ? 1 : 2 ))" -c"$c" -d"${secs}s" --latency -s "$work/${4:-post}.lua" "$2")
   local rps p50 p99
   rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
   p50=$(echo "$out" | awk '$1=="50%" {print $2}')
@@ -71,6 +77,7 @@ direct=$(run direct "http://127.0.0.1:$agent/execute")
 proxied=$(run nginx "http://127.0.0.1:$nginx_port/execute")
 gated=$(run schemagate "http://127.0.0.1:$gateway/agents/photo/invoke")
 scenario=$(run scenario "http://127.0.0.1:$gateway/agents/photo-retouch/invoke")
+payloads=$(run payloads "http://127.0.0.1:$gateway/scenarios/photo_retouch/payloads" "$conns" payload)
 direct1=$(run direct "http://127.0.0.1:$agent/execute" 1)
 proxied1=$(run nginx "http://127.0.0.1:$nginx_port/execute" 1)
 gated1=$(run schemagate "http://127.0.0.1:$gateway/agents/photo/invoke" 1)
@@ -84,10 +91,10 @@ table() {
 }
 echo "POST of a 50-byte JSON body; schemagate $threads I/O threads, nginx $threads workers; 2 cores shared by load and servers"
 echo "wrk -c$conns -d${secs}s:"
-table "$direct" "$proxied" "$gated" "$scenario"
+table "$direct" "$proxied" "$gated" "$scenario" "$payloads"
 echo "wrk -c1 -d${secs}s:"
 table "$direct1" "$proxied1" "$gated1"
-python3 - "$direct" "$proxied" "$gated" "$scenario" "$direct1" "$proxied1" "$gated1" <<'PY'
+python3 - "$direct" "$proxied" "$gated" "$scenario" "$payloads" "$direct1" "$proxied1" "$gated1" <<'PY'
 import sys
 def parse(line):
     name, rps, p50, p99 = line.split()
@@ -96,7 +103,7 @@ def parse(line):
             if t.endswith(unit): return float(t[:-len(unit)]) * f
         return float(t)
     return float(rps), us(p50), us(p99)
-d, n, g, s, d1, n1, g1 = (parse(a) for a in sys.argv[1:8])
-print(f"schemagate throughput / nginx throughput: {g[0] / n[0]:.2f}x (scenario operation {s[0] / n[0]:.2f}x, {s[0] / g[0]:.2f}x of a plain operation)")
+d, n, g, s, p, d1, n1, g1 = (parse(a) for a in sys.argv[1:9])
+print(f"schemagate throughput / nginx throughput: {g[0] / n[0]:.2f}x (scenario operation {s[0] / n[0]:.2f}x, {s[0] / g[0]:.2f}x of a plain operation; payloads {p[0] / g[0]:.2f}x)")
 print(f"added p50 at one connection vs direct: schemagate {g1[1] - d1[1]:.0f} us, nginx {n1[1] - d1[1]:.0f} us")
 PY

@@ -60,6 +60,41 @@ auto call(F&& f) -> decltype(f()) {
   }
 }
 
+// The body a declined fast path already read (and its caller already checked).
+struct PayloadHandover {
+  bj::value body;
+};
+
+// A submit_payload request over REST: {"schema_id"?, "payload", "client_id"?} and the version
+// envelope's fields. Points into `body`.
+struct PayloadRequest {
+  std::string_view schema_id;
+  const bj::value* payload = nullptr;
+  std::string client_id;
+  exchange::VersionRequest version;
+};
+
+PayloadRequest read_payload_request(const http::Request& req, const bj::value& body) {
+  if (!body.is_object()) {
+    throw ExchangeError(Kind::invalid_input,
+                        "the body must be {\"schema_id\", \"payload\", \"client_id\"?}");
+  }
+  const auto& o = body.get_object();
+  PayloadRequest p;
+  const auto* id = o.if_contains("schema_id");
+  if (id && !id->is_string())
+    throw ExchangeError(Kind::invalid_input, "schema_id must be a string");
+  if (id) p.schema_id = id->get_string();
+  p.payload = o.if_contains("payload");
+  if (!p.payload) throw ExchangeError(Kind::invalid_input, "payload is required");
+  const auto* client = o.if_contains("client_id");
+  p.client_id = client && client->is_string() ? std::string(client->get_string())
+                : req.header("X-Client-Id")   ? std::string(*req.header("X-Client-Id"))
+                                              : std::string();
+  p.version = read_version_request(o);
+  return p;
+}
+
 std::string string_param(const bj::object& params, std::string_view name, bool required) {
   const auto* v = params.if_contains(name);
   if (!v || v->is_null()) {
@@ -267,30 +302,43 @@ void add_exchange_routes(http::Router& router, exchange::ExchangeService& servic
 
   router.add("POST", "/scenarios/{scenario}/payloads",
              [&service, &auth, &limits](http::Request& req) {
-               auth.require(req, Role::client);
-               const auto body = read_json_body(req, limits);
-               if (!body.is_object()) {
-                 throw http::Error(400, "InvalidInput",
-                                   "the body must be {\"schema_id\", \"payload\", \"client_id\"?}");
-               }
-               const auto& o = body.get_object();
+               const auto handover = std::static_pointer_cast<PayloadHandover>(req.handover);
+               if (!handover) auth.require(req, Role::client);
+               const auto body = handover ? handover->body : read_json_body(req, limits);
                const auto result = call([&] {
-                 const auto* id = o.if_contains("schema_id");
-                 const auto* payload = o.if_contains("payload");
-                 if (id && !id->is_string())
-                   throw ExchangeError(Kind::invalid_input, "schema_id must be a string");
-                 if (!payload) throw ExchangeError(Kind::invalid_input, "payload is required");
-                 const auto* client = o.if_contains("client_id");
-                 const std::string client_id =
-                     client && client->is_string() ? std::string(client->get_string())
-                     : req.header("X-Client-Id")   ? std::string(*req.header("X-Client-Id"))
-                                                   : std::string();
-                 return service.submit(id ? std::string_view(id->get_string()) : std::string_view{},
-                                       *payload, client_id, req.param("scenario"),
-                                       read_version_request(o));
+                 const auto p = read_payload_request(req, body);
+                 return service.submit(p.schema_id, *p.payload, p.client_id, req.param("scenario"),
+                                       p.version);
                });
                return http::Response::json(200, result);
              });
+  // The same without a thread waiting for the scenario's agent.
+  router.add_fast_path(
+      "POST", "/scenarios/{scenario}/payloads",
+      [&service, &auth, &limits](http::Request& req, const http::Responder& respond) {
+        auth.require(req, Role::client);
+        auto handover =
+            std::make_shared<PayloadHandover>(PayloadHandover{read_json_body(req, limits)});
+        req.handover = handover;
+        return call([&] {
+          const auto p = read_payload_request(req, handover->body);
+          return service.submit_async(
+              p.schema_id, *p.payload, p.client_id, req.param("scenario"), p.version,
+              [respond](bj::object result, std::exception_ptr error) {
+                if (!error) {
+                  respond(http::Response::json(200, result));
+                  return;
+                }
+                try {
+                  std::rethrow_exception(error);
+                } catch (const ExchangeError& e) {
+                  respond(http::error_response(to_http(e)));
+                } catch (const std::exception& e) {
+                  respond(http::error_response(http::Error(500, "Internal", e.what())));
+                }
+              });
+        });
+      });
 
   // Seed 003 §3.4: what publishing a version would change, without publishing it.
   router.add("POST", "/scenarios/{scenario}/compatibility",

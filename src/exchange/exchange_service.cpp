@@ -154,10 +154,12 @@ ExchangeService::Published ExchangeService::publish(std::string_view scenario,
   try {
     store_.commit(writes);
   } catch (const store::ConflictError&) {
+    forget_scenario(scenario);
     if (versioning_) versioning_->forget(std::string(scenario));
     throw ExchangeError(Kind::conflict, "a concurrent publish of " + std::string(scenario) +
                                             " won; fetch the scenario and retry");
   }
+  forget_scenario(scenario);
   if (versioning_) versioning_->forget(std::string(scenario));
   if (on_published_) on_published_(std::string(scenario));
   return {stored, true};
@@ -207,6 +209,7 @@ void ExchangeService::bind_endpoint(std::string_view scenario, std::string_view 
   latest_version(scenario);  // 404 for an unknown scenario
   if (endpoint.empty()) {
     store_.remove(std::string(kEndpoints), std::string(scenario));
+    forget_scenario(scenario);
     return;
   }
   if (!endpoint.starts_with("http://") && !endpoint.starts_with("https://")) {
@@ -214,14 +217,59 @@ void ExchangeService::bind_endpoint(std::string_view scenario, std::string_view 
   }
   store_.put(std::string(kEndpoints), std::string(scenario),
              bj::object{{"endpoint", endpoint}, {"accepts_patch_keys", accepts_patch_keys}});
+  forget_scenario(scenario);
 }
 
 ExchangeService::Binding ExchangeService::binding_of(std::string_view scenario) {
-  const auto doc = store_.get(kEndpoints, scenario);
-  if (!doc) return {};
-  const auto& o = doc->body.as_object();
-  const auto* a = o.if_contains("accepts_patch_keys");
-  return {std::string(o.at("endpoint").as_string()), a && a->is_bool() && a->get_bool()};
+  const auto state = scenario_state(scenario);
+  return state ? state->binding : Binding{};
+}
+
+std::shared_ptr<const ExchangeService::ScenarioState> ExchangeService::scenario_state(
+    std::string_view scenario) {
+  std::uint64_t generation = 0;
+  {
+    std::lock_guard lock(cache_mu_);
+    if (const auto it = scenarios_.find(scenario); it != scenarios_.end()) return it->second;
+    generation = forgotten_;
+  }
+  const auto index = store_.get(kScenarios, scenario);
+  if (!index) return nullptr;
+  auto state = std::make_shared<ScenarioState>();
+  state->versions = index->body.at("versions").as_array();
+  if (const auto doc = store_.get(kEndpoints, scenario)) {
+    const auto& o = doc->body.as_object();
+    const auto* a = o.if_contains("accepts_patch_keys");
+    state->binding = {std::string(o.at("endpoint").as_string()),
+                      a && a->is_bool() && a->get_bool()};
+  }
+  const std::string prefix = std::string(scenario) + "/";
+  store_.scan(kPatches, prefix,
+              [&](const store::Document& d) { state->patches.push_back(d.body.as_object()); });
+  store_.scan(kWithdrawn, prefix, [&](const store::Document& d) {
+    state->withdrawn[std::string(d.body.at("key_name").as_string())] =
+        d.body.at("until_ms").as_int64();
+  });
+  std::lock_guard lock(cache_mu_);
+  if (generation == forgotten_) scenarios_.insert_or_assign(std::string(scenario), state);
+  return state;
+}
+
+void ExchangeService::forget_scenario(std::string_view scenario) {
+  std::lock_guard lock(cache_mu_);
+  if (const auto it = scenarios_.find(scenario); it != scenarios_.end()) scenarios_.erase(it);
+  ++forgotten_;
+}
+
+void ExchangeService::on_stored_change(std::string_view collection, std::string_view) {
+  if (collection != kScenarios && collection != kEndpoints && collection != kPatches &&
+      collection != kWithdrawn) {
+    return;
+  }
+  std::lock_guard lock(cache_mu_);
+  scenarios_.clear();
+  cache_.clear();  // compiled effective templates may carry a patch's old flags
+  ++forgotten_;
 }
 
 bj::array ExchangeService::list_scenarios() {
@@ -266,14 +314,14 @@ std::vector<std::string> ExchangeService::key_descriptions(std::string_view scen
 }
 
 std::string ExchangeService::latest_version(std::string_view scenario) {
-  const auto index = store_.get(kScenarios, scenario);
-  if (!index) {
+  const auto state = scenario_state(scenario);
+  if (!state) {
     throw ExchangeError(Kind::not_found, "no scenario \"" + std::string(scenario) +
                                              "\" is published (GET /scenarios lists them)");
   }
   std::optional<versioning::SemVer> best;
   std::string best_text;
-  for (const auto& v : index->body.at("versions").as_array()) {
+  for (const auto& v : state->versions) {
     const auto sv = versioning::SemVer::parse(v.as_string());
     // Pre-releases are served only when asked for by version.
     if (sv && sv->prerelease.empty() && (!best || *sv > *best)) {
@@ -281,7 +329,7 @@ std::string ExchangeService::latest_version(std::string_view scenario) {
       best_text = v.as_string();
     }
   }
-  if (!best) best_text = index->body.at("versions").as_array().back().as_string();
+  if (!best) best_text = state->versions.back().as_string();
   return best_text;
 }
 
@@ -316,14 +364,27 @@ std::shared_ptr<const ExchangeService::Located> ExchangeService::load_template(
 
 std::shared_ptr<const ExchangeService::Located> ExchangeService::find_schema_id(
     std::string_view schema_id) {
+  {
+    std::unique_lock lock(cache_mu_);
+    if (const auto it = schema_owners_.find(schema_id); it != schema_owners_.end()) {
+      const auto [scenario, version] = it->second;
+      lock.unlock();
+      return load_template(scenario, version);
+    }
+  }
   const auto owner = store_.get(kSchemaIds, schema_id);
   if (!owner) {
     throw ExchangeError(Kind::not_found,
                         "unknown schema_id \"" + std::string(schema_id) +
                             "\"; get_schema_template returns the current one for a scenario");
   }
-  return load_template(owner->body.at("scenario").as_string(),
-                       owner->body.at("version").as_string());
+  std::string scenario(owner->body.at("scenario").as_string());
+  std::string version(owner->body.at("version").as_string());
+  {
+    std::lock_guard lock(cache_mu_);
+    schema_owners_.try_emplace(std::string(schema_id), scenario, version);
+  }
+  return load_template(scenario, version);
 }
 
 ExchangeService::Negotiated ExchangeService::negotiate(std::string_view scenario,
@@ -408,30 +469,24 @@ std::vector<bj::object> ExchangeService::active_patches(std::string_view scenari
                                                         std::string_view schema_id,
                                                         std::string_view client_id) {
   std::vector<bj::object> out;
+  const auto state = scenario_state(scenario);
+  if (!state) return out;
   const std::int64_t now = clock_.now_unix_ms();
-  std::string after;
-  for (;;) {
-    const auto page = store_.list(kPatches, {std::string(scenario) + "/", after, 200});
-    for (const auto& d : page.items) {
-      const auto& p = d.body.as_object();
-      if (!schema_id.empty() &&
-          p.at("parent_schema_id").as_string() != std::string(schema_id).c_str()) {
-        continue;
-      }
-      if (p.at("expires_at_ms").as_int64() <= now) continue;
-      if (const auto* target = p.if_contains("client_id");
-          target && !target->is_null() && target->as_string() != std::string(client_id).c_str()) {
-        continue;
-      }
-      // A cohort's patch: the clients whose id starts with its prefix (§6.2.1 cohort pools).
-      if (const auto* prefix = p.if_contains("cohort_prefix");
-          prefix && prefix->is_string() && !client_id.starts_with(prefix->get_string())) {
-        continue;
-      }
-      out.push_back(p);
+  for (const auto& p : state->patches) {
+    if (!schema_id.empty() && std::string_view(p.at("parent_schema_id").as_string()) != schema_id) {
+      continue;
     }
-    if (!page.next_after_key) break;
-    after = *page.next_after_key;
+    if (p.at("expires_at_ms").as_int64() <= now) continue;
+    if (const auto* target = p.if_contains("client_id");
+        target && !target->is_null() && std::string_view(target->as_string()) != client_id) {
+      continue;
+    }
+    // A cohort's patch: the clients whose id starts with its prefix (§6.2.1 cohort pools).
+    if (const auto* prefix = p.if_contains("cohort_prefix");
+        prefix && prefix->is_string() && !client_id.starts_with(prefix->get_string())) {
+      continue;
+    }
+    out.push_back(p);
   }
   std::sort(out.begin(), out.end(), [](const bj::object& a, const bj::object& b) {
     return a.at("timestamp_ms").as_int64() < b.at("timestamp_ms").as_int64();
@@ -478,11 +533,25 @@ std::shared_ptr<const jsonschema::Schema> ExchangeService::compiled(const Templa
   return slot;
 }
 
-bj::object ExchangeService::submit(std::string_view schema_id_in, const bj::value& payload,
-                                   std::string_view client_id, std::string_view expected_scenario,
-                                   const VersionRequest& version) {
+struct ExchangeService::Accepted {
   std::shared_ptr<const Located> located;
   std::optional<versioning::VersioningService::Negotiation> nego;
+  std::vector<bj::object> patches;
+  bj::object completed;  // what the agent receives
+  std::string served_schema_id;
+  Binding binding;
+  std::string other;  // the client's text, recorded by submit()
+  bj::array applied, folded, warnings;
+};
+
+ExchangeService::Accepted ExchangeService::accept(std::string_view schema_id_in,
+                                                  const bj::value& payload,
+                                                  std::string_view client_id,
+                                                  std::string_view expected_scenario,
+                                                  const VersionRequest& version) {
+  Accepted a;
+  auto& located = a.located;
+  auto& nego = a.nego;
   if (schema_id_in.empty()) {
     if (expected_scenario.empty() || (!version.schema_version && !versioning_)) {
       throw ExchangeError(Kind::invalid_input, "schema_id is required");
@@ -522,7 +591,8 @@ bj::object ExchangeService::submit(std::string_view schema_id_in, const bj::valu
                                                        {"keywordLocation", "/type"},
                                                        {"message", "expected object"}}}}});
   }
-  const auto patches = active_patches(located->scenario, schema_id, client_id);
+  a.patches = active_patches(located->scenario, schema_id, client_id);
+  const auto& patches = a.patches;
   std::string cache_key = std::string(schema_id);
   for (const auto& p : patches)
     cache_key += "|" + std::string(p.at("patch_id").as_string());
@@ -530,8 +600,9 @@ bj::object ExchangeService::submit(std::string_view schema_id_in, const bj::valu
   if (!patches.empty()) patched = effective(located->tmpl, patches);
   const Template& t = patched ? *patched : located->tmpl;
 
-  bj::object completed = payload.get_object();
-  std::string other;
+  a.completed = payload.get_object();
+  auto& completed = a.completed;
+  auto& other = a.other;
   if (auto* o = completed.if_contains(kOtherKey); o && o->is_string()) {
     other = sanitize_other(o->get_string());
     if (other.empty())
@@ -541,8 +612,10 @@ bj::object ExchangeService::submit(std::string_view schema_id_in, const bj::valu
   }
   // Keys withdrawn from evolution are still accepted for a while (§6.2.3): their values go to
   // `other`, with a warning, instead of failing the payload.
-  bj::array warnings;
-  if (const auto withdrawn = withdrawn_keys(located->scenario); !withdrawn.empty()) {
+  auto& warnings = a.warnings;
+  const auto state = scenario_state(located->scenario);
+  if (state && !state->withdrawn.empty()) {
+    const auto& withdrawn = state->withdrawn;
     const std::int64_t now = clock_.now_unix_ms();
     std::string notes;
     for (const auto& [name, until] : withdrawn) {
@@ -588,84 +661,145 @@ bj::object ExchangeService::submit(std::string_view schema_id_in, const bj::valu
                                       : ""),
         bj::object{{"violations", result.violations()}});
   }
-  bj::array applied;
   for (const auto& k : t.keys) {
     // An experimental key's default would put a key into every payload that its agent may not
     // know; only what a client actually sends for it is passed on.
     if (!k.required && !k.experimental && k.default_value && !completed.contains(k.name)) {
       completed[k.name] = *k.default_value;
-      applied.push_back(bj::value(k.name));
+      a.applied.push_back(bj::value(k.name));
     }
   }
-  if (!other.empty()) {
-    store_.append_event("other/" + located->scenario,
-                        bj::object{{"schema_id", schema_id},
-                                   {"client_id", client_id},
-                                   {"text", other},
-                                   {"at", util::format_rfc3339(clock_.now())}});
-  }
-
-  std::string served_schema_id = schema_id;
+  a.served_schema_id = schema_id;
   if (nego && nego->inbound) {
     completed = translate_payload(*nego, completed);
-    served_schema_id = load_template(located->scenario, nego->served)->tmpl.schema_id;
+    a.served_schema_id = load_template(located->scenario, nego->served)->tmpl.schema_id;
   }
+  if (state) a.binding = state->binding;
+  if (!a.binding.endpoint.empty() && !a.binding.accepts_patch_keys) {
+    fold_patch_keys(t, completed, a.folded);
+  }
+  return a;
+}
 
-  const Binding binding = binding_of(located->scenario);
-  const std::string& endpoint = binding.endpoint;
-  bj::array folded;
-  if (!endpoint.empty() && !binding.accepts_patch_keys) fold_patch_keys(t, completed, folded);
+namespace {
 
-  bj::object out;
+// The transport's failures as the exchange reports them; anything else is rethrown as it is.
+ExchangeError unreached(const std::string& scenario, const std::string& endpoint,
+                        std::exception_ptr error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const AgentTimeout& e) {
+    return ExchangeError(Kind::agent_timeout, "the " + scenario + " agent at " + endpoint +
+                                                  " did not answer in time: " + e.what());
+  } catch (const AgentUnreachable& e) {
+    return ExchangeError(Kind::agent_unreachable, "the " + scenario + " agent at " + endpoint +
+                                                      " is unreachable: " + e.what());
+  }
+}
+
+}  // namespace
+
+bj::object ExchangeService::submit(std::string_view schema_id, const bj::value& payload,
+                                   std::string_view client_id, std::string_view expected_scenario,
+                                   const VersionRequest& version) {
+  const Accepted a = accept(schema_id, payload, client_id, expected_scenario, version);
+  if (!a.other.empty()) {
+    store_.append_event("other/" + a.located->scenario,
+                        bj::object{{"schema_id", a.located->tmpl.schema_id},
+                                   {"client_id", client_id},
+                                   {"text", a.other},
+                                   {"at", util::format_rfc3339(clock_.now())}});
+  }
+  const std::string& endpoint = a.binding.endpoint;
   if (endpoint.empty()) {
-    out =
-        bj::object{{"status", "accepted"}, {"schema_id", served_schema_id}, {"payload", completed}};
-  } else {
-    AgentTransport::Reply reply;
-    try {
-      reply = transport_.post_json(endpoint, bj::serialize(completed), limits_.agent_timeout);
-    } catch (const AgentTimeout& e) {
-      throw ExchangeError(Kind::agent_timeout, "the " + located->scenario + " agent at " +
-                                                   endpoint +
-                                                   " did not answer in time: " + e.what());
-    } catch (const AgentUnreachable& e) {
-      throw ExchangeError(Kind::agent_unreachable, "the " + located->scenario + " agent at " +
-                                                       endpoint + " is unreachable: " + e.what());
-    }
-    if (reply.status < 200 || reply.status > 299) {
-      throw ExchangeError(
-          Kind::agent_error,
-          "the " + located->scenario + " agent answered HTTP " + std::to_string(reply.status),
-          bj::object{{"agent_status", reply.status}});
-    }
-    bj::value answer;
-    try {
-      answer = json::parse(reply.body);
-    } catch (const json::ParseError& e) {
-      throw ExchangeError(Kind::invalid_agent_response,
-                          std::string("the agent's reply is not JSON: ") + e.what());
-    }
-    if (located->response_check) {
-      const auto check = located->response_check->evaluate(answer);
-      if (!check.valid) {
-        throw ExchangeError(Kind::invalid_agent_response,
-                            "the agent's reply does not match the response_schema: " +
-                                check.errors.front().instance_location + " " +
-                                check.errors.front().error,
-                            bj::object{{"violations", check.violations()}});
-      }
-    }
-    if (nego && nego->outbound) {
-      try {
-        answer = mapping::apply_output(*nego->outbound, answer);
-      } catch (const mapping::ApplyError& e) {
-        throw ExchangeError(Kind::invalid_agent_response,
-                            "the agent's reply cannot be translated to version " +
-                                nego->response_version + ": " + e.location() + " " + e.what());
-      }
-    }
-    out = answer.is_object() ? answer.get_object() : bj::object{{"result", answer}};
+    return answer(a, bj::object{{"status", "accepted"},
+                                {"schema_id", a.served_schema_id},
+                                {"payload", a.completed}});
   }
+  AgentTransport::Reply reply;
+  try {
+    reply = transport_.post_json(endpoint, bj::serialize(a.completed), limits_.agent_timeout);
+  } catch (...) {
+    throw unreached(a.located->scenario, endpoint, std::current_exception());
+  }
+  return answer(a, agent_answer(a, reply));
+}
+
+bool ExchangeService::submit_async(std::string_view schema_id, const bj::value& payload,
+                                   std::string_view client_id, std::string_view expected_scenario,
+                                   const VersionRequest& version, SubmitCallback done) {
+  // Text in `other` is appended to the store, which may wait on the disk.
+  if (const auto* o = payload.is_object() ? payload.get_object().if_contains(kOtherKey) : nullptr;
+      o && o->is_string() && !sanitize_other(o->get_string()).empty()) {
+    return false;
+  }
+  auto a = std::make_shared<const Accepted>(
+      accept(schema_id, payload, client_id, expected_scenario, version));
+  if (a->binding.endpoint.empty()) {
+    done(answer(*a, bj::object{{"status", "accepted"},
+                               {"schema_id", a->served_schema_id},
+                               {"payload", a->completed}}),
+         nullptr);
+    return true;
+  }
+  transport_.post_json_async(
+      a->binding.endpoint, bj::serialize(a->completed), limits_.agent_timeout, {},
+      [this, a, done = std::move(done)](AgentTransport::Reply reply, std::exception_ptr error) {
+        bj::object out;
+        std::exception_ptr failure;
+        try {
+          if (error) throw unreached(a->located->scenario, a->binding.endpoint, error);
+          out = answer(*a, agent_answer(*a, reply));
+        } catch (...) {
+          failure = std::current_exception();
+        }
+        done(std::move(out), failure);
+      });
+  return true;
+}
+
+bj::object ExchangeService::agent_answer(const Accepted& a, const AgentTransport::Reply& reply) {
+  const auto& located = a.located;
+  const auto& nego = a.nego;
+  if (reply.status < 200 || reply.status > 299) {
+    throw ExchangeError(
+        Kind::agent_error,
+        "the " + located->scenario + " agent answered HTTP " + std::to_string(reply.status),
+        bj::object{{"agent_status", reply.status}});
+  }
+  bj::value reply_json;
+  try {
+    reply_json = json::parse(reply.body);
+  } catch (const json::ParseError& e) {
+    throw ExchangeError(Kind::invalid_agent_response,
+                        std::string("the agent's reply is not JSON: ") + e.what());
+  }
+  if (located->response_check) {
+    const auto check = located->response_check->evaluate(reply_json);
+    if (!check.valid) {
+      throw ExchangeError(Kind::invalid_agent_response,
+                          "the agent's reply does not match the response_schema: " +
+                              check.errors.front().instance_location + " " +
+                              check.errors.front().error,
+                          bj::object{{"violations", check.violations()}});
+    }
+  }
+  if (nego && nego->outbound) {
+    try {
+      reply_json = mapping::apply_output(*nego->outbound, reply_json);
+    } catch (const mapping::ApplyError& e) {
+      throw ExchangeError(Kind::invalid_agent_response,
+                          "the agent's reply cannot be translated to version " +
+                              nego->response_version + ": " + e.location() + " " + e.what());
+    }
+  }
+  return reply_json.is_object() ? reply_json.get_object() : bj::object{{"result", reply_json}};
+}
+
+bj::object ExchangeService::answer(const Accepted& a, bj::object out) {
+  const auto& located = a.located;
+  const auto& nego = a.nego;
+  const auto& patches = a.patches;
   if (nego) {
     out["schema_version"] = nego->response_version;
     if (nego->response_version != nego->requested) out["upgraded_from"] = nego->requested;
@@ -675,9 +809,9 @@ bj::object ExchangeService::submit(std::string_view schema_id_in, const bj::valu
           versioning_->sign_version(located->scenario, nego->response_version);
     }
   }
-  if (!applied.empty()) out["applied_defaults"] = std::move(applied);
-  if (!folded.empty()) out["folded_into_other"] = std::move(folded);
-  if (!warnings.empty()) out["warnings"] = std::move(warnings);
+  if (!a.applied.empty()) out["applied_defaults"] = a.applied;
+  if (!a.folded.empty()) out["folded_into_other"] = a.folded;
+  if (!a.warnings.empty()) out["warnings"] = a.warnings;
   if (!patches.empty()) {
     bj::array new_keys, modified_keys, ids;
     for (const auto& p : patches) {
@@ -755,6 +889,7 @@ void ExchangeService::expire_patch(std::string_view scenario, std::string_view p
   body["expiration"] = util::format_rfc3339(clock_.now());
   if (versioning_) versioning_->sign_in_place(body);
   store_.put(std::string(kPatches), key, body, doc->revision);
+  forget_scenario(scenario);
 }
 
 void ExchangeService::deprecate_patch_key(std::string_view scenario, std::string_view patch_id,
@@ -768,6 +903,7 @@ void ExchangeService::deprecate_patch_key(std::string_view scenario, std::string
   }
   if (versioning_) versioning_->sign_in_place(body);
   store_.put(std::string(kPatches), key, body, doc->revision);
+  forget_scenario(scenario);
   std::lock_guard lock(cache_mu_);
   cache_.clear();  // compiled effective templates may carry the old flag
 }
@@ -776,22 +912,7 @@ void ExchangeService::accept_withdrawn_key(std::string_view scenario, std::strin
                                            std::int64_t until_ms) {
   store_.put(std::string(kWithdrawn), std::string(scenario) + "/" + std::string(key_name),
              bj::object{{"key_name", key_name}, {"until_ms", until_ms}});
-  std::lock_guard lock(cache_mu_);
-  withdrawn_.erase(std::string(scenario));
-}
-
-std::map<std::string, std::int64_t> ExchangeService::withdrawn_keys(const std::string& scenario) {
-  {
-    std::lock_guard lock(cache_mu_);
-    if (const auto it = withdrawn_.find(scenario); it != withdrawn_.end()) return it->second;
-  }
-  std::map<std::string, std::int64_t> keys;
-  store_.scan(kWithdrawn, scenario + "/", [&](const store::Document& d) {
-    keys[std::string(d.body.at("key_name").as_string())] = d.body.at("until_ms").as_int64();
-  });
-  std::lock_guard lock(cache_mu_);
-  withdrawn_[scenario] = keys;
-  return keys;
+  forget_scenario(scenario);
 }
 
 void ExchangeService::fold_patch_keys(const Template& t, bj::object& payload, bj::array& folded) {
@@ -1004,6 +1125,7 @@ bj::object ExchangeService::post_patch(std::string_view scenario, const bj::valu
   if (versioning_) versioning_->sign_in_place(patch);
   store_.put(std::string(kPatches),
              std::string(scenario) + "/" + std::string(patch.at("patch_id").as_string()), patch, 0);
+  forget_scenario(scenario);
   return patch;
 }
 

@@ -148,6 +148,19 @@ class ExchangeService {
   boost::json::object submit(std::string_view schema_id, const boost::json::value& payload,
                              std::string_view client_id, std::string_view expected_scenario = {},
                              const VersionRequest& version = {});
+  // submit() without a thread waiting for the agent: `done` gets the answer, or an
+  // ExchangeError in the exception_ptr, on the transport's thread (at once when no agent is
+  // bound). Errors found before sending are thrown. Returns false, doing nothing, when the
+  // payload needs the blocking path: its `other` text is appended to the store.
+  using SubmitCallback = std::function<void(boost::json::object, std::exception_ptr)>;
+  bool submit_async(std::string_view schema_id, const boost::json::value& payload,
+                    std::string_view client_id, std::string_view expected_scenario,
+                    const VersionRequest& version, SubmitCallback done);
+
+  // Another replica committed a document to the shared store: what is kept in memory about
+  // scenarios (versions, endpoints, patches, withdrawn keys) is read again when the change is
+  // one of theirs. Published versions never change.
+  void on_stored_change(std::string_view collection, std::string_view key);
 
   // POST /scenarios/{s}/patches: the server fills patch_id, timestamp and expiration. A patch
   // may target one client ("client_id") or a cohort ("cohort_prefix": clients whose id starts
@@ -203,6 +216,26 @@ class ExchangeService {
     std::shared_ptr<const jsonschema::Schema> response_check;  // null without response_schema
   };
   std::shared_ptr<const Located> load_template(std::string_view scenario, std::string_view version);
+  // What a payload's path reads about its scenario, kept in memory so that a submission reads
+  // nothing from the store: read on first use, dropped when this service (or, through the change
+  // feed, another replica) changes it.
+  struct ScenarioState {
+    boost::json::array versions;
+    Binding binding;
+    std::vector<boost::json::object> patches;       // every stored patch, expired ones included
+    std::map<std::string, std::int64_t> withdrawn;  // key -> accepted until (ms)
+  };
+  // Null when nothing is published under that name.
+  std::shared_ptr<const ScenarioState> scenario_state(std::string_view scenario);
+  void forget_scenario(std::string_view scenario);
+  // A payload checked and completed, and where it goes; what submit() does before the agent.
+  struct Accepted;
+  Accepted accept(std::string_view schema_id, const boost::json::value& payload,
+                  std::string_view client_id, std::string_view expected_scenario,
+                  const VersionRequest& version);
+  // The agent's reply checked (and translated back); then the answer as the client gets it.
+  boost::json::object agent_answer(const Accepted& a, const AgentTransport::Reply& reply);
+  boost::json::object answer(const Accepted& a, boost::json::object out);
   std::shared_ptr<const Located> find_schema_id(std::string_view schema_id);
   std::string latest_version(std::string_view scenario);
   std::vector<boost::json::object> active_patches(std::string_view scenario,
@@ -234,9 +267,12 @@ class ExchangeService {
   void count_usage(const std::string& scenario, const Template& t,
                    const boost::json::object& payload, std::string_view client_id,
                    const std::vector<std::string>& type_errors);
-  // Withdrawn keys still accepted, per scenario (key -> until), read through from the store.
-  std::map<std::string, std::map<std::string, std::int64_t>> withdrawn_;
-  std::map<std::string, std::int64_t> withdrawn_keys(const std::string& scenario);
+  std::map<std::string, std::shared_ptr<const ScenarioState>, std::less<>> scenarios_;
+  // Counts forgets: a state read from the store while one happened is not kept (it may predate
+  // the change).
+  std::uint64_t forgotten_ = 0;
+  // schema_id -> (scenario, version): fixed once published.
+  std::map<std::string, std::pair<std::string, std::string>, std::less<>> schema_owners_;
   std::map<std::string, std::shared_ptr<const jsonschema::Schema>> cache_;
   std::map<std::string, std::shared_ptr<const Located>> templates_;  // "<scenario>/<version>"
 };

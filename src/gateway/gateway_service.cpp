@@ -25,6 +25,12 @@ namespace bj = boost::json;
 
 namespace {
 
+// The exchange's failures as the gateway reports them (the same contract codes).
+GatewayError gateway_error_of(const exchange::ExchangeError& e) {
+  const auto c = exchange::contract_of(e.kind());
+  return GatewayError(c.status, c.code, e.what(), e.details());
+}
+
 constexpr std::string_view kIdempotency = "idempotency";
 constexpr std::string_view kCredentials = "agent_credentials";  // agent id -> {headers}
 
@@ -259,20 +265,29 @@ void GatewayService::state_version(const Call& call, Outcome& out) {
 // request names (or the template family's default).
 bj::value GatewayService::run_scenario(Call& call, const registry::Caller& caller) {
   try {
-    bj::object out =
-        exchange_.submit("", call.input, caller.client_id, call.op->scenario, call.version);
-    for (const char* k :
-         {"schema_version", "schema_version_signature", "deprecation_warning", "upgraded_from"}) {
-      if (auto* v = out.if_contains(k)) {
-        call.scenario_version[k] = std::move(*v);
-        out.erase(k);
-      }
-    }
-    return out;
+    return scenario_reply(
+        call, exchange_.submit("", call.input, caller.client_id, call.op->scenario, call.version));
   } catch (const exchange::ExchangeError& e) {
-    const auto c = exchange::contract_of(e.kind());
-    throw GatewayError(c.status, c.code, e.what(), e.details());
+    throw gateway_error_of(e);
   }
+}
+
+// The exchange states the version in the answer; the gateway states it in headers.
+bj::value GatewayService::scenario_reply(Call& call, bj::object out) {
+  for (const char* k :
+       {"schema_version", "schema_version_signature", "deprecation_warning", "upgraded_from"}) {
+    if (auto* v = out.if_contains(k)) {
+      call.scenario_version[k] = std::move(*v);
+      out.erase(k);
+    }
+  }
+  return out;
+}
+
+void GatewayService::on_stored_change(std::string_view collection, std::string_view key) {
+  if (collection != kCredentials) return;
+  std::lock_guard lock(credentials_mu_);
+  credentials_.erase(std::string(key));
 }
 
 std::vector<std::pair<std::string, std::string>> GatewayService::credentials_for(
@@ -400,7 +415,30 @@ bool GatewayService::invoke_async(std::string_view agent_id, std::string_view op
   if (!body.is_object()) return false;
   auto call = std::make_shared<Call>(prepare(agent_id, operation, body, caller));
   if (call->nego) return false;  // translations take the blocking path
-  if (!call->op->scenario.empty() || call->entry.card->speaks_a2a()) return false;
+  if (call->entry.card->speaks_a2a()) return false;
+  if (!call->op->scenario.empty()) {
+    // Seed 000 behind the gateway: the exchange checks, completes and sends on the payload.
+    try {
+      return exchange_.submit_async(
+          "", call->input, caller.client_id, call->op->scenario, call->version,
+          [this, call, done](bj::object answer, std::exception_ptr error) {
+            Outcome out;
+            std::exception_ptr failure;
+            try {
+              if (error) std::rethrow_exception(error);
+              out.body = scenario_reply(*call, std::move(answer));
+              state_version(*call, out);
+            } catch (const exchange::ExchangeError& e) {
+              failure = std::make_exception_ptr(gateway_error_of(e));
+            } catch (...) {
+              failure = std::current_exception();
+            }
+            done(std::move(out), failure);
+          });
+    } catch (const exchange::ExchangeError& e) {
+      throw gateway_error_of(e);
+    }
+  }
   const std::string id = call->entry.card->id;
   auto slot = std::make_shared<Slot>(mu_, in_flight_, id, call->limit);
   const bool untouched = call->input.get_object().size() == body.get_object().size();

@@ -90,13 +90,18 @@ class GatewayService {
   void set_credentials(std::string_view agent_id, const std::map<std::string, std::string>& headers,
                        const registry::Caller& caller);
 
+  // Another replica committed a document to the shared store: cached agent credentials are
+  // read again when the change is to one of them.
+  void on_stored_change(std::string_view collection, std::string_view key);
+
   Outcome invoke(std::string_view agent_id, std::string_view operation,
                  const boost::json::value& body, const registry::Caller& caller,
                  std::string_view idempotency_key, const exchange::VersionRequest& version = {});
 
   // invoke() of one input without blocking: `done` gets the outcome, or a GatewayError in the
   // exception_ptr, on the transport's thread. Errors found before sending are thrown. Returns
-  // false, doing nothing, when the call needs the blocking path (a batch, a scenario operation).
+  // false, doing nothing, when the call needs the blocking path (a batch, a translated version,
+  // an A2A agent, a scenario payload with `other` text to record).
   using InvokeCallback = std::function<void(Outcome, std::exception_ptr)>;
   // `raw_body` is the text `body` was parsed from: forwarded as it is when nothing in the body
   // is the gateway's own ("operation").
@@ -140,6 +145,7 @@ class GatewayService {
                                 const boost::json::value& input, const registry::Caller& caller,
                                 const exchange::VersionRequest& version, Outcome* info);
   boost::json::value run_scenario(Call& call, const registry::Caller& caller);
+  boost::json::value scenario_reply(Call& call, boost::json::object out);
   std::vector<std::pair<std::string, std::string>> credentials_for(const std::string& agent_id);
   boost::json::value check_reply(const Call& call, int status, const std::string& body);
   boost::json::value check_output(const Call& call, boost::json::value answer);

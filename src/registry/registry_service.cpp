@@ -174,6 +174,11 @@ RegistryService::RegistryService(store::Store& store, const util::Clock& clock, 
       after_vector = *page.next_after_key;
     }
   }
+  std::vector<SearchIndex::Entry> ready;  // cards with their vectors, filed many at a time
+  auto file_ready = [&] {
+    index_.upsert_many(std::move(ready));
+    ready.clear();
+  };
   std::string after;
   for (;;) {
     const auto page = store_.list(kAgents, {"", after, 500});
@@ -200,11 +205,13 @@ RegistryService::RegistryService(store::Store& store, const util::Clock& clock, 
         }
         ++reused;
       }
-      index_.upsert(*card, extra, v);
+      ready.push_back({std::move(*card), std::move(extra), std::move(v)});
+      if (ready.size() == 4096) file_ready();
     }
     if (!page.next_after_key) break;
     after = *page.next_after_key;
   }
+  file_ready();
   flush();
   if (!vector_graph_file_.empty()) {
     const auto started = std::chrono::steady_clock::now();

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <thread>
 #include <unordered_set>
 
 namespace schemagate::registry {
@@ -268,6 +269,24 @@ struct SearchIndex::Impl {
     return a.score != b.score ? a.score > b.score : docs[a.slot].card->id < docs[b.slot].card->id;
   }
 
+  static DocText words_of(const AgentCard& card, const std::vector<std::string>& extra) {
+    DocText d;
+    add_text(d, kName, card.name);
+    add_text(d, kName, card.id);
+    for (const auto& c : card.capabilities)
+      add_text(d, kCapabilities, c);
+    for (const auto& t : card.tags)
+      add_text(d, kTags, t);
+    add_text(d, kDescription, card.description);
+    for (const auto& op : card.operations) {
+      add_text(d, kOperations, op.name);
+      add_text(d, kOperations, op.description);
+    }
+    for (const auto& e : extra)
+      add_text(d, kExtra, e);
+    return d;
+  }
+
   static void add_text(DocText& d, Field f, std::string_view text) {
     for (auto& t : tokenize(text)) {
       auto& n = d.counts[std::move(t)][f];
@@ -282,9 +301,10 @@ struct SearchIndex::Impl {
     d.length = text.length;
     d.terms.reserve(text.counts.size());
     for (auto& [word, tf] : text.counts) {
-      const auto [it, added] =
-          term_numbers.emplace(word, static_cast<std::uint32_t>(term_numbers.size()));
-      if (added) {
+      // Looked up first: most words are known, and emplace would build a node for each.
+      auto it = term_numbers.find(word);
+      if (it == term_numbers.end()) {
+        it = term_numbers.emplace(word, static_cast<std::uint32_t>(term_numbers.size())).first;
         postings.emplace_back();
         live_df.push_back(0);
         max_weighted_tf.push_back(0.0f);
@@ -549,25 +569,38 @@ SearchIndex::~SearchIndex() = default;
 void SearchIndex::upsert(const AgentCard& card, const std::vector<std::string>& extra,
                          const embed::Vector& vector) {
   remove(card.id);
-  DocText d;
-  impl_->add_text(d, kName, card.name);
-  impl_->add_text(d, kName, card.id);
-  for (const auto& c : card.capabilities)
-    impl_->add_text(d, kCapabilities, c);
-  for (const auto& t : card.tags)
-    impl_->add_text(d, kTags, t);
-  impl_->add_text(d, kDescription, card.description);
-  for (const auto& op : card.operations) {
-    impl_->add_text(d, kOperations, op.name);
-    impl_->add_text(d, kOperations, op.description);
-  }
-  for (const auto& e : extra)
-    impl_->add_text(d, kExtra, e);
-  Doc doc = impl_->number(std::move(d));
+  Doc doc = impl_->number(Impl::words_of(card, extra));
   doc.card = std::make_shared<const AgentCard>(card);
   doc.is_public = card.is_public;
   impl_->insert(std::move(doc), card.id, vector);
   compact_if_worn();
+}
+
+void SearchIndex::upsert_many(std::vector<Entry> entries) {
+  // Counting words is most of the work and touches nothing shared; numbering them does.
+  std::vector<DocText> words(entries.size());
+  const std::size_t workers = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
+  const std::size_t share = (entries.size() + workers - 1) / workers;
+  auto count = [&](std::size_t begin) {
+    for (std::size_t i = begin; i < std::min(entries.size(), begin + share); ++i)
+      words[i] = Impl::words_of(entries[i].card, entries[i].extra);
+  };
+  std::vector<std::thread> threads;
+  for (std::size_t w = 1; w < workers && w * share < entries.size(); ++w)
+    threads.emplace_back(count, w * share);
+  count(0);
+  for (auto& t : threads)
+    t.join();
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    auto& e = entries[i];
+    remove(e.card.id);
+    Doc doc = impl_->number(std::move(words[i]));
+    doc.is_public = e.card.is_public;
+    const std::string id = e.card.id;
+    doc.card = std::make_shared<const AgentCard>(std::move(e.card));
+    impl_->insert(std::move(doc), id, e.vector);
+    compact_if_worn();
+  }
 }
 
 void SearchIndex::Impl::insert(Doc d, const std::string& id, const embed::Vector& vector) {

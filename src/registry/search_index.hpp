@@ -49,6 +49,13 @@ class SearchIndex {
   // `vector` the card's embedding (empty: lexical only).
   void upsert(const AgentCard& card, const std::vector<std::string>& extra = {},
               const embed::Vector& vector = {});
+  // Many cards at once (a restart): their words are counted on every core, then filed in order.
+  struct Entry {
+    AgentCard card;
+    std::vector<std::string> extra;
+    embed::Vector vector;
+  };
+  void upsert_many(std::vector<Entry> entries);
   void remove(std::string_view id);
   // Brackets a load of many cards (a restart): the vector graph is built once at the end.
   void begin_bulk_load();

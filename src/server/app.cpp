@@ -206,8 +206,9 @@ int run(const Config& config, const StartHook& on_start) {
   std::unique_ptr<ChangeFeed> change_feed;
   if (store->info().backend == "postgres") {
     access.count_quotas_in_store(true);
-    change_feed =
-        std::make_unique<ChangeFeed>(*store, registry, access, std::chrono::milliseconds(200));
+    change_feed = std::make_unique<ChangeFeed>(*store, registry, access,
+                                               FollowingServices{&exchange, &versioning, &gateway},
+                                               std::chrono::milliseconds(200));
   }
 
   http::Router router;

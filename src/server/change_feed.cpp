@@ -1,17 +1,21 @@
 #include "server/change_feed.hpp"
 
+#include "exchange/exchange_service.hpp"
 #include "gateway/access.hpp"
+#include "gateway/gateway_service.hpp"
 #include "registry/registry_service.hpp"
 #include "store/store.hpp"
 #include "util/ids.hpp"
+#include "versioning/versioning_service.hpp"
 
 #include <spdlog/spdlog.h>
 
 namespace schemagate::server {
 
 ChangeFeed::ChangeFeed(store::Store& store, registry::RegistryService& registry,
-                       gateway::AccessControl& access, std::chrono::milliseconds interval)
-    : store_(store), registry_(registry), access_(access) {
+                       gateway::AccessControl& access, FollowingServices others,
+                       std::chrono::milliseconds interval)
+    : store_(store), registry_(registry), access_(access), others_(others) {
   cursor_ = store_.last_change();  // what is older was loaded at start
   replica_id_ = util::new_uuid();
   heartbeat();
@@ -83,6 +87,9 @@ std::size_t ChangeFeed::catch_up() {
     for (const auto& c : changes) {
       if (c.collection == "agents") registry_.reload(c.key);
       if (c.collection == "api_keys") keys = true;
+      if (others_.exchange) others_.exchange->on_stored_change(c.collection, c.key);
+      if (others_.versioning) others_.versioning->on_stored_change(c.collection, c.key);
+      if (others_.gateway) others_.gateway->on_stored_change(c.collection, c.key);
       cursor_ = c.sequence;
     }
     if (keys) access_.forget_cached_keys();

@@ -18,14 +18,30 @@ class RegistryService;
 }
 namespace schemagate::gateway {
 class AccessControl;
+class GatewayService;
+}  // namespace schemagate::gateway
+namespace schemagate::exchange {
+class ExchangeService;
+}
+namespace schemagate::versioning {
+class VersioningService;
 }
 
 namespace schemagate::server {
 
+// Services that keep other stored documents in memory: each is told of every change and reads
+// again what is its own.
+struct FollowingServices {
+  exchange::ExchangeService* exchange = nullptr;
+  versioning::VersioningService* versioning = nullptr;
+  gateway::GatewayService* gateway = nullptr;
+};
+
 class ChangeFeed {
  public:
   ChangeFeed(store::Store& store, registry::RegistryService& registry,
-             gateway::AccessControl& access, std::chrono::milliseconds interval);
+             gateway::AccessControl& access, FollowingServices others,
+             std::chrono::milliseconds interval);
   ~ChangeFeed();  // stops following
   ChangeFeed(const ChangeFeed&) = delete;
   ChangeFeed& operator=(const ChangeFeed&) = delete;
@@ -40,6 +56,7 @@ class ChangeFeed {
   store::Store& store_;
   registry::RegistryService& registry_;
   gateway::AccessControl& access_;
+  FollowingServices others_;
   std::int64_t cursor_ = 0;
   std::string replica_id_;
   std::chrono::steady_clock::time_point last_beat_{};

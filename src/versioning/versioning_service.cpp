@@ -116,6 +116,10 @@ void VersioningService::forget(const std::string& contract) {
   cache_.erase(contract);
 }
 
+void VersioningService::on_stored_change(std::string_view collection, std::string_view) {
+  if (collection == kContracts || collection == kVersions || collection == kMappings) forget_all();
+}
+
 void VersioningService::forget_all() {
   std::lock_guard lock(mu_);
   cache_.clear();

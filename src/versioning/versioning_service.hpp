@@ -64,6 +64,9 @@ class VersioningService {
   bool knows(const std::string& contract, const std::string& version);
   void forget(const std::string& contract);  // after the caller's commit (or a failure)
   void forget_all();                         // trust in a signing key changed
+  // Another replica committed a document to the shared store: contracts, versions and mappings
+  // are read again when the change is one of theirs.
+  void on_stored_change(std::string_view collection, std::string_view key);
 
   // The version the contract's provider speaks now (the latest release for a template
   // family); nullopt for an unknown contract.

@@ -130,6 +130,38 @@ test('a rate limit holds within 10% across two replicas', { skip }, async () => 
   assert.ok(ok >= 9 && ok <= 12, `${ok} calls passed, ${limited} were limited`);
 });
 
+test('a template endpoint and a patch set on replica A change what replica B does with payloads within a second', { skip }, async () => {
+  const template = {
+    schema_id: 'notes_v1', scenario: 'notes',
+    keys: [
+      { key_name: 'text', key_type: 'string', required: true, semantic_description: 'The note.' },
+      { key_name: 'other', key_type: 'string', required: false, default_value: null, semantic_description: 'Anything else.' },
+    ],
+  };
+  assert.equal((await call(a, 'PUT', '/scenarios/notes/versions/1.0.0', template)).status, 201);
+  const submit = () => call(b, 'POST', '/scenarios/notes/payloads', { schema_id: 'notes_v1', payload: { text: 'hello' } });
+  // B answers within a second of each change on A (its cached view of the scenario follows).
+  const until = async (what, done) => {
+    const t0 = Date.now();
+    let r;
+    do {
+      r = await submit();
+      if (!done(r)) await sleep(20);
+    } while (!done(r) && Date.now() - t0 < 3000);
+    assert.ok(done(r) && Date.now() - t0 < 1000, `${what}: B still answered ${JSON.stringify(r.body)} after ${Date.now() - t0} ms`);
+  };
+  await until('published on A', (r) => r.status === 200 && r.body.status === 'accepted');
+  const port = agent.address().port;
+  assert.equal((await call(a, 'PUT', '/scenarios/notes/endpoint', { endpoint: `http://127.0.0.1:${port}/` })).status, 200);
+  await until('bound to an agent on A', (r) => r.status === 200 && r.body.echo === 'hello');
+  const patch = await call(a, 'POST', '/scenarios/notes/patches', {
+    parent_schema_id: 'notes_v1',
+    new_keys: [{ key_name: 'mood', key_type: 'string', required: false, semantic_description: 'How the writer feels.' }],
+  });
+  assert.equal(patch.status, 201, JSON.stringify(patch.body));
+  await until('patched on A', (r) => r.status === 200 && r.body.schema_update_suggestion?.new_keys?.[0]?.key_name === 'mood');
+});
+
 test('kill -9 of a replica mid-write loses no acknowledged write', { skip }, async () => {
   const acknowledged = [];
   let stop = false;

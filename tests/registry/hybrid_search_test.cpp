@@ -424,7 +424,7 @@ TEST(SearchIndexTest, PrunedPagesAreThePagesOfAFullRead) {
       words.push_back(std::string("q") + a + b);
   }
   std::discrete_distribution<std::size_t> pick(words.size(), 0, static_cast<double>(words.size()),
-                                                [](double x) { return 1.0 / (1.0 + x); });
+                                               [](double x) { return 1.0 / (1.0 + x); });
   auto phrase = [&](std::size_t n) {
     std::string s;
     for (std::size_t i = 0; i < n; ++i)
