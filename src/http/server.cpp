@@ -76,16 +76,26 @@ std::vector<std::pair<std::string, std::string>> parse_query(std::string_view q)
 // instead of waking another for each step.
 thread_local const asio::any_io_executor* current_connection_executor = nullptr;
 
-// Keep-alive connections to other servers, on the server's io_context.
+// Keep-alive connections to other servers. Each of the server's io_contexts keeps its own: a
+// socket is watched by the context it was opened on, so a connection handed to a request on
+// another context would wake that other thread at every step.
 class AsyncClientImpl final : public AsyncClient {
  public:
-  explicit AsyncClientImpl(asio::io_context& ioc) : ioc_(ioc) {}
+  explicit AsyncClientImpl(const std::vector<std::unique_ptr<asio::io_context>>& contexts)
+      : ioc_(*contexts.front()) {
+    for (const auto& c : contexts)
+      per_context_.push_back(std::make_unique<PerContext>(*c));
+  }
 
   void request(std::string method, std::string url, std::string body, std::vector<Header> headers,
                std::chrono::milliseconds timeout, Callback done) override {
+    const auto executor = current_connection_executor
+                              ? *current_connection_executor
+                              : asio::any_io_executor(asio::make_strand(ioc_));
+    PerContext& own = context_of(executor);
     outbound::Target target;
     try {
-      target = target_of(url);
+      target = own.target_of(url);
     } catch (...) {
       done(ClientResponse{}, std::current_exception());
       return;
@@ -100,10 +110,7 @@ class AsyncClientImpl final : public AsyncClient {
     head += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n";
     auto req =
         std::make_shared<std::pair<std::string, std::string>>(std::move(head), std::move(body));
-    const auto executor = current_connection_executor
-                              ? *current_connection_executor
-                              : asio::any_io_executor(asio::make_strand(ioc_));
-    asio::co_spawn(executor, exchange(std::move(target), req, timeout),
+    asio::co_spawn(executor, exchange(own, std::move(target), req, timeout),
                    [done = std::move(done)](std::exception_ptr e, ClientResponse r) {
                      done(std::move(r), e);
                    });
@@ -112,15 +119,49 @@ class AsyncClientImpl final : public AsyncClient {
  private:
   using Stream = beast::tcp_stream;
 
+  static constexpr std::size_t kMaxCachedTargets = 4096;
+  static constexpr std::size_t kMaxIdlePerHost = 64;
+  static constexpr std::size_t kMaxResponseBytes = 8 << 20;
+
+  struct PerContext {
+    explicit PerContext(asio::io_context& c) : context(&c) {}
+    const asio::execution_context* context;
+    outbound::IdlePool<Stream> idle{kMaxIdlePerHost};
+    std::mutex targets_mu;  // taken by this context's thread, and by callers from outside
+    std::unordered_map<std::string, outbound::Target> targets;
+
+    // Agents are called at the same few endpoints over and over: their URLs are parsed once.
+    outbound::Target target_of(const std::string& url) {
+      {
+        std::lock_guard lock(targets_mu);
+        if (const auto it = targets.find(url); it != targets.end()) return it->second;
+      }
+      auto t = outbound::parse_target(url);
+      std::lock_guard lock(targets_mu);
+      if (targets.size() >= kMaxCachedTargets) targets.clear();
+      targets.emplace(url, t);
+      return t;
+    }
+  };
+
+  PerContext& context_of(const asio::any_io_executor& executor) {
+    const auto* context = &asio::query(executor, asio::execution::context);
+    for (auto& c : per_context_) {
+      if (c->context == context) return *c;
+    }
+    return *per_context_.front();
+  }
+
   asio::awaitable<ClientResponse> exchange(
-      outbound::Target t, std::shared_ptr<const std::pair<std::string, std::string>> req,
+      PerContext& own, outbound::Target t,
+      std::shared_ptr<const std::pair<std::string, std::string>> req,
       std::chrono::milliseconds timeout) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     auto late = [&](const boost::system::error_code& ec) {
       return ec == beast::error::timeout || ec == asio::error::operation_aborted;
     };
     for (int attempt = 0; attempt < 2; ++attempt) {
-      auto stream = idle_.take(t.key);
+      auto stream = own.idle.take(t.key);
       const bool reused = stream != nullptr;
       if (!stream) {
         stream = std::make_unique<Stream>(co_await asio::this_coro::executor);
@@ -170,33 +211,15 @@ class AsyncClientImpl final : public AsyncClient {
       auto out = outbound::take_response(res);
       if (keep_alive) {
         stream->expires_never();
-        idle_.give_back(t.key, std::move(stream));
+        own.idle.give_back(t.key, std::move(stream));
       }
       co_return out;
     }
     throw ClientError(ClientError::Kind::connect, "exchange with " + t.key + " failed");
   }
 
-  // Agents are called at the same few endpoints over and over: their URLs are parsed once.
-  outbound::Target target_of(const std::string& url) {
-    {
-      std::lock_guard lock(targets_mu_);
-      if (const auto it = targets_.find(url); it != targets_.end()) return it->second;
-    }
-    auto t = outbound::parse_target(url);
-    std::lock_guard lock(targets_mu_);
-    if (targets_.size() >= kMaxCachedTargets) targets_.clear();
-    targets_.emplace(url, t);
-    return t;
-  }
-
-  static constexpr std::size_t kMaxCachedTargets = 4096;
-  std::mutex targets_mu_;
-  std::unordered_map<std::string, outbound::Target> targets_;
-  static constexpr std::size_t kMaxIdlePerHost = 64;
-  static constexpr std::size_t kMaxResponseBytes = 8 << 20;
   asio::io_context& ioc_;
-  outbound::IdlePool<Stream> idle_{kMaxIdlePerHost};
+  std::vector<std::unique_ptr<PerContext>> per_context_;
 };
 
 // What a handler's exception becomes: its own status for an Error, a logged 500 otherwise.
@@ -263,7 +286,7 @@ struct Server::Impl {
         acceptor(ioc),
         signals(ioc),
         grace_timer(ioc),
-        client(ioc),
+        client(contexts),
         requests(m.counter("schemagate_http_requests_total", "HTTP requests served",
                            {"method", "route", "status"})),
         latency(m.histogram(
