@@ -495,29 +495,42 @@ std::vector<Scored> SearchIndex::Impl::top_matches(const std::vector<QueryTerm>&
   auto below = [](double value, double threshold) { return value * (1.0 + 1e-9) < threshold; };
   const auto worse_first = [this](const Scored& a, const Scored& b) { return ranks_before(a, b); };
   std::vector<Scored> heap;  // the best k so far, the worst at the front
-  std::vector<double> part(m);
   double threshold = floor;
   std::size_t essential = 0;  // terms [essential, m) are walked; [0, essential) probed
   while (essential < m && below(reach[essential], threshold))
     ++essential;
-  for (;;) {
-    std::uint32_t slot = std::numeric_limits<std::uint32_t>::max();
-    for (std::size_t i = essential; i < m; ++i) {
-      if (cursors[i].at != cursors[i].end) slot = std::min(slot, cursors[i].at->slot);
-    }
-    if (slot == std::numeric_limits<std::uint32_t>::max()) break;
+  // The walked terms' next documents, the lowest slot on top: a document costs a few heap steps
+  // per term it holds, not a look at every term of a long query.
+  using Next = std::pair<std::uint32_t, std::uint32_t>;  // slot, term
+  std::vector<Next> next;
+  for (std::size_t i = essential; i < m; ++i) {
+    if (cursors[i].at != cursors[i].end) next.push_back({cursors[i].at->slot, i});
+  }
+  std::make_heap(next.begin(), next.end(), std::greater<>());
+  std::vector<double> part(m, 0.0);
+  std::vector<std::uint32_t> held;  // terms with a part in this document
+  while (!next.empty()) {
+    const std::uint32_t slot = next.front().first;
     const Doc& d = docs[slot];
     const bool live = state[slot] != 0;
     double partial = 0;
-    std::fill(part.begin(), part.end(), 0.0);
-    for (std::size_t i = essential; i < m; ++i) {
+    held.clear();
+    while (!next.empty() && next.front().first == slot) {
+      std::pop_heap(next.begin(), next.end(), std::greater<>());
+      const std::uint32_t i = next.back().second;
+      next.pop_back();
+      // A term that stopped being walked is probed below, from where its cursor stands.
+      if (i < essential) continue;
       auto& c = cursors[i];
-      if (c.at == c.end || c.at->slot != slot) continue;
       if (live) {
         part[i] = term_score(terms[i], c.at->tf, d, avg);
         partial += part[i];
+        held.push_back(i);
       }
-      ++c.at;
+      if (++c.at != c.end) {
+        next.push_back({c.at->slot, i});
+        std::push_heap(next.begin(), next.end(), std::greater<>());
+      }
     }
     if (!live) continue;
     const bool full = heap.size() == k;
@@ -533,13 +546,17 @@ std::vector<Scored> SearchIndex::Impl::top_matches(const std::vector<QueryTerm>&
       if (c.at != c.end && c.at->slot == slot) {
         part[i] = term_score(terms[i], c.at->tf, d, avg);
         partial += part[i];
+        held.push_back(static_cast<std::uint32_t>(i));
       }
     }
-    if (pruned || (bounded && below(partial, threshold)) || !admit(slot)) continue;
     // Summed in one order for every document, so that equal documents score equally.
+    std::sort(held.begin(), held.end());
     double score = 0;
-    for (const double p : part)
-      score += p;
+    for (const auto i : held) {
+      score += part[i];
+      part[i] = 0.0;
+    }
+    if (pruned || (bounded && below(partial, threshold)) || !admit(slot)) continue;
     const Scored s{slot, score};
     if (!full) {
       heap.push_back(s);
