@@ -220,12 +220,15 @@ void add_registry_routes(http::Router& router, registry::RegistryService& servic
   // Registration by crawling: {"url": "https://agent.example"} reads its
   // /.well-known/agent-card.json (seed 004 metadata or an A2A card).
   router.add("POST", "/agents:crawl", [&service, &fetcher, &limits, audited](http::Request& req) {
-    const auto body = read_json_body(req, limits);
-    const auto* url = body.is_object() ? body.get_object().if_contains("url") : nullptr;
-    if (!url || !url->is_string())
-      throw http::Error(400, "InvalidInput", "the body must be {\"url\": \"https://...\"}");
-    return audited(req, "crawl", std::string(url->get_string()), [&] {
-      const auto reg = call([&] { return service.crawl(std::string(url->get_string()), fetcher); });
+    // The caller is checked before the body is read; the audit entry names the URL once known.
+    std::string url;
+    return audited(req, "crawl", url, [&] {
+      const auto body = read_json_body(req, limits);
+      const auto* u = body.is_object() ? body.get_object().if_contains("url") : nullptr;
+      if (!u || !u->is_string())
+        throw http::Error(400, "InvalidInput", "the body must be {\"url\": \"https://...\"}");
+      url = u->get_string();
+      const auto reg = call([&] { return service.crawl(url, fetcher); });
       auto r = http::Response::json(reg.created ? 201 : 200, reg.entry.card->raw);
       r.set_header("Location", "/agents/" + reg.entry.card->id);
       return r;

@@ -79,7 +79,13 @@ std::unique_ptr<embed::Embedder> make_embedder(const SearchConfig& config, http:
 
 }  // namespace
 
-int run(const Config& config, const StartHook& on_start) {
+int run(const Config& given, const StartHook& on_start) {
+  Config config = given;
+  if (config.list_routes) {
+    // The routes are built over a throwaway store: listing them opens or creates no database.
+    config.store.target = ":memory:";
+    config.log_level = "error";
+  }
   util::configure_logging(config.log_level);
   util::SystemClock clock;
   util::MetricsRegistry metrics;
