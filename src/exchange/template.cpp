@@ -289,6 +289,17 @@ class TemplateReader {
       }
       k.constraints[c.keyword] = *v2;
     }
+    // A lower bound above its upper bound leaves no value a client could send.
+    for (const auto& [low, high] :
+         {std::pair{"minimum", "maximum"}, std::pair{"minLength", "maxLength"},
+          std::pair{"minItems", "maxItems"}}) {
+      const auto *a = k.constraints.if_contains(low), *b = k.constraints.if_contains(high);
+      if (a && b && a->is_number() && b->is_number() &&
+          a->to_number<double>() > b->to_number<double>()) {
+        problem(path + "/" + low,
+                std::string(low) + " is above " + high + ": no value can satisfy the key");
+      }
+    }
     if (problems.size() != before) return std::nullopt;
     // The key's own schema must compile, and its default must satisfy it.
     try {

@@ -592,6 +592,12 @@ struct Server::Impl {
       std::optional<Response> res;
       Router::Match match;
       try {
+        // Origin form only (RFC 9112 §3.2.1): "healthz", "*" or "http://host/x" are refused
+        // rather than guessed at, so no proxy in front can read them as another path.
+        if (req.target.empty() || req.target.front() != '/') {
+          throw Error(400, "InvalidInput",
+                      "the request target must be a path starting with '/' (origin form)");
+        }
         req.query = parse_query(query);
         match = router.route(req);
         route = match.pattern;
