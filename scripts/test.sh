@@ -47,4 +47,6 @@ if [ "$preset" = release ]; then
     >/dev/null
   cmake --build build/clang --target schemagate
   build/clang/apps/schemagate/schemagate --version
+  # Every fuzz harness for a short, bounded time (bash scripts/fuzz.sh SECONDS for longer runs).
+  bash scripts/fuzz.sh 10
 fi

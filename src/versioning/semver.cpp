@@ -87,7 +87,10 @@ std::strong_ordering SemVer::operator<=>(const SemVer& o) const {
     const auto& y = o.prerelease[i];
     const bool xn = numeric(x), yn = numeric(y);
     if (xn && yn) {
-      if (auto c = std::stoul(x) <=> std::stoul(y); c != 0) return c;
+      // Compared as numbers of any length (no leading zeros: the longer is the larger), not
+      // converted: an identifier of 25 digits does not fit in 64 bits.
+      if (auto c = x.size() <=> y.size(); c != 0) return c;
+      if (auto c = x.compare(y) <=> 0; c != 0) return c;
     } else if (xn != yn) {
       return xn ? std::strong_ordering::less : std::strong_ordering::greater;
     } else if (auto c = x.compare(y) <=> 0; c != 0) {

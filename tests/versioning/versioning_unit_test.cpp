@@ -10,6 +10,7 @@
 #include "util/clock.hpp"
 #include "util/contract_error.hpp"
 #include "versioning/classifier.hpp"
+#include "versioning/semver.hpp"
 #include "versioning/versioning_service.hpp"
 
 #include <gtest/gtest.h>
@@ -366,3 +367,19 @@ TEST_F(VersioningStoreTest, MappingsComposeAlongTheVersionGraphAndDecideWhatIsAc
 }
 
 }  // namespace
+
+// Found by fuzz_semver: numeric pre-release identifiers of any length compare as numbers
+// (they were converted to 64 bits: 25 digits threw out_of_range, a 500 on publish).
+TEST(SemVer, NumericPrereleaseIdentifiersOfAnyLengthCompareAsNumbers) {
+  using versioning::SemVer;
+  const auto big = SemVer::parse("1.0.0-1888888888888888888888888");
+  const auto bigger = SemVer::parse("1.0.0-9888888888888888888888888");
+  const auto longer = SemVer::parse("1.0.0-18888888888888888888888888");
+  ASSERT_TRUE(big && bigger && longer);
+  EXPECT_LT(*big, *bigger);
+  EXPECT_LT(*bigger, *longer);
+  EXPECT_LT(*SemVer::parse("1.0.0-2"), *SemVer::parse("1.0.0-10"));
+  EXPECT_LT(*SemVer::parse("1.0.0-10"), *SemVer::parse("1.0.0-alpha"));
+  EXPECT_EQ(*big <=> *SemVer::parse("1.0.0-1888888888888888888888888"),
+            std::strong_ordering::equal);
+}
