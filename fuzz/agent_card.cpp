@@ -1,21 +1,16 @@
 // Agent cards from arbitrary JSON, as registered (seed 004) and as crawled from an A2A agent
 // card (converted first): parsed into an AgentCard or a list of problems.
 #include "registry/agent_card.hpp"
-#include "json/parse.hpp"
+#include "json_input.hpp"
 #include "registry/registry_service.hpp"
 
 #include <cstdint>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace schemagate;
-  json::ParseLimits limits;
-  limits.max_depth = 32;
-  boost::json::value doc;
-  try {
-    doc = json::parse(std::string_view(reinterpret_cast<const char*>(data), size), limits);
-  } catch (const json::ParseError&) {
-    return 0;
-  }
+  const auto input = json_input(data, size);
+  if (!input) return 0;
+  const auto& doc = *input;
   (void)registry::parse_agent_card(doc);
   if (doc.is_object()) {
     try {

@@ -1,20 +1,15 @@
 // JSON Schema compile and evaluate: the input is read as a schema (compiled or refused with
 // SchemaError) and, when it compiles, evaluated against itself and a few fixed instances.
-#include "json/parse.hpp"
+#include "json_input.hpp"
 #include "jsonschema/schema.hpp"
 
 #include <cstdint>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace schemagate;
-  json::ParseLimits limits;
-  limits.max_depth = 32;
-  boost::json::value doc;
-  try {
-    doc = json::parse(std::string_view(reinterpret_cast<const char*>(data), size), limits);
-  } catch (const json::ParseError&) {
-    return 0;
-  }
+  const auto input = json_input(data, size);
+  if (!input) return 0;
+  const auto& doc = *input;
   try {
     jsonschema::CompileOptions opts;
     opts.assert_format = (size % 2) == 0;

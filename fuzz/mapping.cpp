@@ -1,20 +1,15 @@
 // Seed 003 mapping documents from arbitrary JSON: parsed into a Mapping or a list of problems;
 // a mapping that parses is applied to a few fixed documents (or refuses them with ApplyError).
 #include "mapping/mapping.hpp"
-#include "json/parse.hpp"
+#include "json_input.hpp"
 
 #include <cstdint>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace schemagate;
-  json::ParseLimits limits;
-  limits.max_depth = 32;
-  boost::json::value doc;
-  try {
-    doc = json::parse(std::string_view(reinterpret_cast<const char*>(data), size), limits);
-  } catch (const json::ParseError&) {
-    return 0;
-  }
+  const auto input = json_input(data, size);
+  if (!input) return 0;
+  const auto& doc = *input;
   auto parsed = mapping::parse_mapping(doc);
   if (auto* m = std::get_if<mapping::Mapping>(&parsed)) {
     for (const char* text :

@@ -1,7 +1,7 @@
 // Seed 000 templates from arbitrary JSON: parsed into a Template or a list of problems; a
 // template that parses gives a JSON Schema that compiles.
 #include "exchange/template.hpp"
-#include "json/parse.hpp"
+#include "json_input.hpp"
 #include "jsonschema/schema.hpp"
 
 #include <cstdint>
@@ -9,14 +9,9 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace schemagate;
-  json::ParseLimits limits;
-  limits.max_depth = 32;
-  boost::json::value doc;
-  try {
-    doc = json::parse(std::string_view(reinterpret_cast<const char*>(data), size), limits);
-  } catch (const json::ParseError&) {
-    return 0;
-  }
+  const auto input = json_input(data, size);
+  if (!input) return 0;
+  const auto& doc = *input;
   auto parsed = exchange::parse_template(doc, "fuzz", "1.0.0");
   if (auto* t = std::get_if<exchange::Template>(&parsed)) {
     try {
