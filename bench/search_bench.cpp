@@ -121,23 +121,27 @@ int main(int argc, char** argv) {
   const double save_s = std::chrono::duration<double>(Clock::now() - t_save).count();
   // What a restart redoes after reading cards and stored vectors back: postings and the graph,
   // built again (every core) or read from the saved graph.
-  // Cards are filed as the registry files them at start, a few thousand at a time (copied here,
-  // where the registry moves the cards it has just read).
+  // Cards are filed as the registry files them at start, a few thousand at a time. The registry
+  // moves the cards it has just read from the store into the index; here each batch is copied
+  // from the bench's own cards first, outside the clock.
   double cards_filed_s = 0;
   auto restart = [&](bool saved_graph, bool& read) {
     registry::SearchIndex again;
-    const auto t = Clock::now();
+    double filing = 0;
     again.begin_bulk_load();
     for (std::size_t i = 0; i < agents;) {
       std::vector<registry::SearchIndex::Entry> batch;
       for (; i < agents && batch.size() < 4096; ++i)
         batch.push_back({cards[i], {}, vectors[i]});
+      const auto t = Clock::now();
       again.upsert_many(std::move(batch));
+      filing += std::chrono::duration<double>(Clock::now() - t).count();
     }
-    cards_filed_s = std::chrono::duration<double>(Clock::now() - t).count();
+    cards_filed_s = filing;
+    const auto t = Clock::now();
     read = saved_graph && again.load_vector_graph(graph_file);
     again.end_bulk_load();
-    return std::chrono::duration<double>(Clock::now() - t).count();
+    return filing + std::chrono::duration<double>(Clock::now() - t).count();
   };
   bool unused = false, graph_read = false;
   const double rebuild_s = restart(false, unused);
