@@ -158,6 +158,12 @@ McpService::Reply McpService::handle(const bj::value& message, const std::string
   const auto* method = o->if_contains("method");
   const auto* id = o->if_contains("id");
   if (!method) {
+    if (!o->contains("result") && !o->contains("error")) {
+      reply.message = rpc_error(id ? *id : nullptr, kInvalidRequest,
+                                "a JSON-RPC message needs a method (a request or notification) "
+                                "or a result or an error (a response)");
+      return reply;
+    }
     // A response to something this server never asks: accepted and dropped.
     if (!session.empty()) touch_session(session, caller);
     return reply;
