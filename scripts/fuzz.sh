@@ -5,6 +5,8 @@
 # a crash or a failed check leaves its input in build/fuzz/findings and fails the run.
 # Prints executions, corpus size and findings per harness.
 # Usage: bash scripts/fuzz.sh [SECONDS] [HARNESS...]
+#   FUZZ_SEED=N  the mutation sequence's seed (default: a new one each run); the test script
+#                fixes it, so that CI repeats the same exploration instead of a new one each time
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs="${1:-60}"
@@ -84,7 +86,7 @@ for h in "${harnesses[@]}"; do
   log="$out/findings/$h.log"
   set +e
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    "$out/fuzz/fuzz_$h" -max_total_time="$secs" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+    "$out/fuzz/fuzz_$h" -seed="${FUZZ_SEED:-0}" -max_total_time="$secs" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$out/findings/$h-" "$out/corpus/$h" >"$log" 2>&1
   rc=$?
   set -e
