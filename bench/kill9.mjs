@@ -1,6 +1,8 @@
 // Durability under kill -9: N cycles of concurrent acknowledged writes to a real server, a
 // SIGKILL at a random moment, a restart, and a check that every write the server acknowledged
-// (201) is there. Prints one row per 10% of the cycles and a summary; exits 1 on any loss.
+// (201) is there. Each cycle then deletes what it wrote (so the store stays the same size over a
+// thousand cycles) and the next restart checks that every acknowledged deletion (204) held.
+// Prints one row per 10% of the cycles and a summary; exits 1 on any loss.
 // Usage: node bench/kill9.mjs CYCLES [--db postgres://...]   (SCHEMAGATE_BINARY names the binary)
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -43,11 +45,12 @@ const call = (port, method, path, body) => fetch(`http://127.0.0.1:${port}${path
 
 const port = await freePort();
 let server = await start(port);
-let acknowledged = 0, lost = 0, refused = 0;
+let acknowledged = 0, lost = 0, refused = 0, deleted = 0, revived = 0;
+let deletedLastCycle = [];
 const restarts = [];
 const t0 = Date.now();
 console.log(`kill -9 durability: ${cycles} cycles, ${writers} concurrent writers, store ${dbArg > 0 ? 'postgres' : 'sqlite'}`);
-console.log('cycle  acknowledged  lost  restart ms');
+console.log('cycle  acknowledged  lost  undone  restart ms');
 for (let cycle = 1; cycle <= cycles; cycle++) {
   const acked = [];
   let stop = false;
@@ -74,15 +77,30 @@ for (let cycle = 1; cycle <= cycles; cycle++) {
     if (r.status !== 200) missing++;
     await r.arrayBuffer();
   }
+  let back = 0;
+  for (const id of deletedLastCycle) {
+    const r = await call(port, 'GET', `/agents/${id}`);
+    if (r.status !== 404) back++;
+    await r.arrayBuffer();
+  }
   acknowledged += acked.length;
   lost += missing;
+  revived += back;
   if (missing) console.log(`cycle ${cycle}: ${missing} of ${acked.length} acknowledged writes LOST`);
+  if (back) console.log(`cycle ${cycle}: ${back} of ${deletedLastCycle.length} acknowledged deletions UNDONE`);
+  deletedLastCycle = [];
+  for (const id of acked) {
+    const r = await call(port, 'DELETE', `/agents/${id}`);
+    if (r.status === 204) deletedLastCycle.push(id);
+    await r.arrayBuffer();
+  }
+  deleted += deletedLastCycle.length;
   if (cycle % Math.max(1, Math.round(cycles / 10)) === 0 || cycle === cycles) {
-    console.log(`${String(cycle).padStart(5)}  ${String(acknowledged).padStart(12)}  ${String(lost).padStart(4)}  ${String(server.ms).padStart(10)}`);
+    console.log(`${String(cycle).padStart(5)}  ${String(acknowledged).padStart(12)}  ${String(lost).padStart(4)}  ${String(revived).padStart(7)}  ${String(server.ms).padStart(10)}`);
   }
 }
 server.child.kill('SIGTERM');
 restarts.sort((a, b) => a - b);
-console.log(`${cycles} cycles in ${((Date.now() - t0) / 1000).toFixed(0)} s: ${acknowledged} writes acknowledged, ${lost} lost, ${refused} refused; restart p50 ${restarts[Math.floor(restarts.length / 2)]} ms, max ${restarts[restarts.length - 1]} ms`);
+console.log(`${cycles} cycles in ${((Date.now() - t0) / 1000).toFixed(0)} s: ${acknowledged} writes acknowledged, ${lost} lost, ${refused} refused; ${deleted} deletions acknowledged, ${revived} undone; restart p50 ${restarts[Math.floor(restarts.length / 2)]} ms, max ${restarts[restarts.length - 1]} ms`);
 rmSync(dir, { recursive: true, force: true });
-process.exit(lost ? 1 : 0);
+process.exit(lost || revived ? 1 : 0);

@@ -6,4 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=./build/release/apps/schemagate/schemagate
 [ -x "$bin" ] || cmake --build --preset release --target schemagate
-SCHEMAGATE_BINARY="$PWD/$bin" node bench/soak.mjs "${1:-5}"
+copy=$(mktemp -d)
+trap 'rm -rf "$copy"' EXIT
+cp "$bin" "$copy/schemagate"
+SCHEMAGATE_BINARY="$copy/schemagate" node bench/soak.mjs "${1:-5}"

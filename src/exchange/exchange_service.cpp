@@ -711,18 +711,14 @@ bj::object ExchangeService::submit(std::string_view schema_id, const bj::value& 
                                    {"at", util::format_rfc3339(clock_.now())}});
   }
   const std::string& endpoint = a.binding.endpoint;
-  if (endpoint.empty()) {
-    return answer(a, bj::object{{"status", "accepted"},
-                                {"schema_id", a.served_schema_id},
-                                {"payload", a.completed}});
-  }
+  if (endpoint.empty()) return answer_without_agent(a);
   AgentTransport::Reply reply;
   try {
     reply = transport_.post_json(endpoint, bj::serialize(a.completed), limits_.agent_timeout);
   } catch (...) {
     throw unreached(a.located->scenario, endpoint, std::current_exception());
   }
-  return answer(a, agent_answer(a, reply));
+  return agent_answer(a, reply);
 }
 
 bool ExchangeService::submit_async(std::string_view schema_id, const bj::value& payload,
@@ -736,10 +732,7 @@ bool ExchangeService::submit_async(std::string_view schema_id, const bj::value& 
   auto a = std::make_shared<const Accepted>(
       accept(schema_id, payload, client_id, expected_scenario, version));
   if (a->binding.endpoint.empty()) {
-    done(answer(*a, bj::object{{"status", "accepted"},
-                               {"schema_id", a->served_schema_id},
-                               {"payload", a->completed}}),
-         nullptr);
+    done(answer_without_agent(*a), nullptr);
     return true;
   }
   transport_.post_json_async(
@@ -749,13 +742,19 @@ bool ExchangeService::submit_async(std::string_view schema_id, const bj::value& 
         std::exception_ptr failure;
         try {
           if (error) throw unreached(a->located->scenario, a->binding.endpoint, error);
-          out = answer(*a, agent_answer(*a, reply));
+          out = agent_answer(*a, reply);
         } catch (...) {
           failure = std::current_exception();
         }
         done(std::move(out), failure);
       });
   return true;
+}
+
+bj::object ExchangeService::answer_without_agent(const Accepted& a) {
+  return answer(a, bj::object{{"status", "accepted"},
+                              {"schema_id", a.served_schema_id},
+                              {"payload", a.completed}});
 }
 
 bj::object ExchangeService::agent_answer(const Accepted& a, const AgentTransport::Reply& reply) {
@@ -793,7 +792,8 @@ bj::object ExchangeService::agent_answer(const Accepted& a, const AgentTransport
                               nego->response_version + ": " + e.location() + " " + e.what());
     }
   }
-  return reply_json.is_object() ? reply_json.get_object() : bj::object{{"result", reply_json}};
+  return answer(a, reply_json.is_object() ? std::move(reply_json.get_object())
+                                          : bj::object{{"result", std::move(reply_json)}});
 }
 
 bj::object ExchangeService::answer(const Accepted& a, bj::object out) {

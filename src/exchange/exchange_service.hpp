@@ -233,8 +233,10 @@ class ExchangeService {
   Accepted accept(std::string_view schema_id, const boost::json::value& payload,
                   std::string_view client_id, std::string_view expected_scenario,
                   const VersionRequest& version);
-  // The agent's reply checked (and translated back); then the answer as the client gets it.
+  // The answer as the client gets it: the agent's reply checked (and translated back), or, for a
+  // scenario with no endpoint, the completed payload as accepted.
   boost::json::object agent_answer(const Accepted& a, const AgentTransport::Reply& reply);
+  boost::json::object answer_without_agent(const Accepted& a);
   boost::json::object answer(const Accepted& a, boost::json::object out);
   std::shared_ptr<const Located> find_schema_id(std::string_view schema_id);
   std::string latest_version(std::string_view scenario);

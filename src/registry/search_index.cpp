@@ -162,13 +162,13 @@ const Posting* skip_to(const Posting* at, const Posting* end, std::uint32_t slot
                           [](const Posting& p, std::uint32_t s) { return p.slot < s; });
 }
 
+}  // namespace
+
 // A document's words as they are counted, before they are numbered.
-struct DocText {
+struct SearchIndex::DocText {
   std::unordered_map<std::string, FieldCounts> counts;
   std::array<std::uint32_t, kFields> length{};
 };
-
-}  // namespace
 
 bool Filters::matches(const AgentCard& card) const {
   for (const auto& c : capabilities) {
@@ -585,11 +585,17 @@ SearchIndex::~SearchIndex() = default;
 
 void SearchIndex::upsert(const AgentCard& card, const std::vector<std::string>& extra,
                          const embed::Vector& vector) {
-  remove(card.id);
-  Doc doc = impl_->number(Impl::words_of(card, extra));
-  doc.card = std::make_shared<const AgentCard>(card);
-  doc.is_public = card.is_public;
-  impl_->insert(std::move(doc), card.id, vector);
+  file(Impl::words_of(card, extra), std::make_shared<const AgentCard>(card), vector);
+}
+
+void SearchIndex::file(DocText words, std::shared_ptr<const AgentCard> card,
+                       const embed::Vector& vector) {
+  remove(card->id);
+  Doc doc = impl_->number(std::move(words));
+  doc.is_public = card->is_public;
+  const std::string id = card->id;
+  doc.card = std::move(card);
+  impl_->insert(std::move(doc), id, vector);
   compact_if_worn();
 }
 
@@ -609,14 +615,8 @@ void SearchIndex::upsert_many(std::vector<Entry> entries) {
   for (auto& t : threads)
     t.join();
   for (std::size_t i = 0; i < entries.size(); ++i) {
-    auto& e = entries[i];
-    remove(e.card.id);
-    Doc doc = impl_->number(std::move(words[i]));
-    doc.is_public = e.card.is_public;
-    const std::string id = e.card.id;
-    doc.card = std::make_shared<const AgentCard>(std::move(e.card));
-    impl_->insert(std::move(doc), id, e.vector);
-    compact_if_worn();
+    file(std::move(words[i]), std::make_shared<const AgentCard>(std::move(entries[i].card)),
+         entries[i].vector);
   }
 }
 

@@ -100,6 +100,9 @@ class SearchIndex {
   struct Impl;
   std::unique_ptr<Impl> impl_;
   bool prune_ = true;
+  struct DocText;
+  // One card in place of the one of its id (the words already counted).
+  void file(DocText words, std::shared_ptr<const AgentCard> card, const embed::Vector& vector);
   void compact_if_worn();
 };
 
