@@ -752,9 +752,9 @@ bool ExchangeService::submit_async(std::string_view schema_id, const bj::value& 
 }
 
 bj::object ExchangeService::answer_without_agent(const Accepted& a) {
-  return answer(a, bj::object{{"status", "accepted"},
-                              {"schema_id", a.served_schema_id},
-                              {"payload", a.completed}});
+  return answer(
+      a, bj::object{
+             {"status", "accepted"}, {"schema_id", a.served_schema_id}, {"payload", a.completed}});
 }
 
 bj::object ExchangeService::agent_answer(const Accepted& a, const AgentTransport::Reply& reply) {

@@ -117,6 +117,17 @@ bool Caller::may_see(const AgentCard& card) const {
 RegistryService::RegistryService(store::Store& store, const util::Clock& clock)
     : RegistryService(store, clock, Options{}) {}
 
+std::vector<store::Write> RegistryService::card_writes(const AgentCard& card,
+                                                       const std::string& model,
+                                                       std::string_view embedded_text,
+                                                       const embed::Vector& vector,
+                                                       std::optional<std::int64_t> expected) {
+  return {store::Write::put(std::string(kAgents), card.id, card.raw, expected),
+          vector.empty() ? store::Write::remove(std::string(kVectors), card.id)
+                         : store::Write::put(std::string(kVectors), card.id,
+                                             vector_document(model, embedded_text, vector))};
+}
+
 RegistryService::RegistryService(store::Store& store, const util::Clock& clock, Options options)
     : store_(store),
       clock_(clock),
@@ -221,7 +232,16 @@ RegistryService::RegistryService(store::Store& store, const util::Clock& clock, 
           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     }
   }
-  index_.end_bulk_load();
+  // Without a saved graph (none kept, or damaged), building one takes minutes at a million
+  // cards: the server answers meanwhile, its searches scanning the vectors exactly.
+  index_.end_bulk_load(true);
+  if (!index_.vector_graph_ready() && index_.vector_dimensions() > 0 &&
+      index_.size() >= options.exact_vector_search_below) {
+    spdlog::info(
+        "registry: the vector graph of {} agents is being built in the background; "
+        "searches scan the vectors meanwhile",
+        index_.size());
+  }
   if (embedder_ && index_.size() > 0) {
     spdlog::info("{}", "registry: " + std::to_string(index_.size()) + " agents indexed, " +
                            std::to_string(reused) + " stored " + model + " vectors reused");
@@ -308,14 +328,10 @@ RegistryService::Registered RegistryService::store_card(const bj::value& body,
   std::vector<store::Write> version_writes;
   std::vector<std::string> contracts;
   if (versioning_) version_writes = version_operations(card, contracts);
-  std::vector<store::Write> writes{
-      store::Write::put(std::string(kAgents), card.id, card.raw, expected)};
-  for (auto& w : version_writes)
-    writes.push_back(std::move(w));
-  writes.push_back(vector.empty()
-                       ? store::Write::remove(std::string(kVectors), card.id)
-                       : store::Write::put(std::string(kVectors), card.id,
-                                           vector_document(embedder_->model(), text, vector)));
+  auto writes =
+      card_writes(card, embedder_ ? embedder_->model() : std::string(), text, vector, expected);
+  writes.insert(writes.begin() + 1, std::make_move_iterator(version_writes.begin()),
+                std::make_move_iterator(version_writes.end()));
   std::unique_lock lock(mu_);
   store::Document doc;
   // The versioning service reads its contracts again after this write, whatever its outcome.

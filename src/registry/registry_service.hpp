@@ -86,6 +86,12 @@ class RegistryService {
   };
   RegistryService(store::Store& store, const util::Clock& clock);
   RegistryService(store::Store& store, const util::Clock& clock, Options options);
+  // The writes that keep a card and its embedding (by `model`, of embedding_text(card, extra)):
+  // what a registration commits, for loaders that fill a store in bulk (the search bench).
+  static std::vector<store::Write> card_writes(const AgentCard& card, const std::string& model,
+                                               std::string_view embedded_text,
+                                               const embed::Vector& vector,
+                                               std::optional<std::int64_t> expected = {});
   ~RegistryService();
   RegistryService(const RegistryService&) = delete;
   RegistryService& operator=(const RegistryService&) = delete;

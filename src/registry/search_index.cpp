@@ -671,8 +671,8 @@ void SearchIndex::begin_bulk_load() {
   impl_->vectors.begin_bulk_load();
 }
 
-void SearchIndex::end_bulk_load() {
-  impl_->vectors.end_bulk_load();
+void SearchIndex::end_bulk_load(bool in_background) {
+  impl_->vectors.end_bulk_load(in_background);
 }
 
 bool SearchIndex::vector_graph_ready() const {

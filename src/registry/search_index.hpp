@@ -57,9 +57,10 @@ class SearchIndex {
   };
   void upsert_many(std::vector<Entry> entries);
   void remove(std::string_view id);
-  // Brackets a load of many cards (a restart): the vector graph is built once at the end.
+  // Brackets a load of many cards (a restart): the vector graph is built once at the end, before
+  // end_bulk_load returns or, with in_background, while searches scan exactly.
   void begin_bulk_load();
-  void end_bulk_load();
+  void end_bulk_load(bool in_background = false);
   // The vector graph in files (VectorIndex::save_graph/load_graph), its nodes named by card id.
   // load_vector_graph belongs between begin_bulk_load() and end_bulk_load().
   bool save_vector_graph(const std::string& path) const;

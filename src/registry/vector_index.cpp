@@ -53,6 +53,7 @@ struct VectorIndex::Build {
   std::vector<float> vectors;
   std::unique_ptr<Graph> graph;
   std::atomic<bool> done{false};
+  std::atomic<bool> abandoned{false};  // the index is going away: stop adding nodes
   std::thread thread;
 };
 
@@ -60,7 +61,11 @@ VectorIndex::VectorIndex(std::size_t exact_below)
     : exact_below_(std::max<std::size_t>(exact_below, 1)) {}
 
 VectorIndex::~VectorIndex() {
-  if (building_ && building_->thread.joinable()) building_->thread.join();
+  // A server stopping while its graph is built (minutes at a million vectors) does not wait.
+  if (building_ && building_->thread.joinable()) {
+    building_->abandoned = true;
+    building_->thread.join();
+  }
 }
 
 bool VectorIndex::approximate() const {
@@ -89,7 +94,7 @@ void VectorIndex::start_building() {
   building_ = std::move(b);
   raw->thread = std::thread([raw, dims, capacity] {
     try {
-      raw->graph = build(dims, raw->slots, raw->vectors.data(), capacity);
+      raw->graph = build(dims, raw->slots, raw->vectors.data(), capacity, &raw->abandoned);
     } catch (const std::exception& e) {
       // Out of memory, most likely: searches go on scanning, and a later registration retries.
       spdlog::error("vector graph build failed: {}", e.what());
@@ -166,13 +171,16 @@ void VectorIndex::end_bulk_load(bool in_background) {
 
 std::unique_ptr<VectorIndex::Graph> VectorIndex::build(std::size_t dims,
                                                        const std::vector<std::uint32_t>& slots,
-                                                       const float* vectors, std::size_t capacity) {
+                                                       const float* vectors, std::size_t capacity,
+                                                       const std::atomic<bool>* abandoned) {
   auto graph = std::make_unique<Graph>(dims, capacity);
   // hnswlib inserts concurrently (it locks per node); distinct labels from several threads.
   std::atomic<std::size_t> next{0};
   auto work = [&] {
-    for (std::size_t i = next++; i < slots.size(); i = next++)
+    for (std::size_t i = next++; i < slots.size(); i = next++) {
+      if (abandoned && abandoned->load(std::memory_order_relaxed)) return;
       graph->hnsw.addPoint(vectors + i * dims, slots[i]);
+    }
   };
   const unsigned threads = std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
   std::vector<std::thread> pool;
@@ -181,6 +189,7 @@ std::unique_ptr<VectorIndex::Graph> VectorIndex::build(std::size_t dims,
   work();
   for (auto& t : pool)
     t.join();
+  if (abandoned && abandoned->load()) return nullptr;
   graph->hnsw.setEf(kMinSearchEf);
   return graph;
 }

@@ -74,9 +74,11 @@ class VectorIndex {
   std::vector<Neighbour> exact(const embed::Vector& query, std::size_t k,
                                const std::function<bool(std::uint32_t)>& accept) const;
   struct Graph;
-  // Builds a graph over the given slots' vectors (`vectors`: one after another), on every core.
+  // Builds a graph over the given slots' vectors (`vectors`: one after another), on every core;
+  // nothing once `abandoned` is set.
   static std::unique_ptr<Graph> build(std::size_t dims, const std::vector<std::uint32_t>& slots,
-                                      const float* vectors, std::size_t capacity);
+                                      const float* vectors, std::size_t capacity,
+                                      const std::atomic<bool>* abandoned = nullptr);
   void build_graph();
   void start_building();
   // The graph searches may use: takes a finished background build first. Const because

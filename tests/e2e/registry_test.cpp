@@ -329,6 +329,9 @@ TEST_F(RegistryTest, ARestartReadsTheSavedVectorGraph) {
       std::make_unique<Server>(dir_, std::vector<std::string>{"--exact-vector-search-below", "5"});
   c_ = std::make_unique<HttpClient>("127.0.0.1", server_->port);
   EXPECT_EQ(server_->process->stderr_text().find("vector graph read from"), std::string::npos);
+  EXPECT_NE(server_->process->stderr_text().find("being built in the background"),
+            std::string::npos)
+      << server_->process->stderr_text();
   EXPECT_EQ(search(R"({"query": "will it rain tomorrow"})").at("results").at(0).at("id"), "meteo");
 }
 
