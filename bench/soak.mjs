@@ -57,10 +57,14 @@ const clients = Array.from({ length: 8 }, async () => {
     const t = performance.now();
     try {
       const r = await mix[k][1](i);
-      await r.arrayBuffer();
-      if (r.status >= 500) errors++;
-    } catch {
+      const body = await r.text();
+      if (r.status >= 500) {
+        errors++;
+        if (errors <= 5) console.error(`error ${errors}: ${r.status} from ${r.url}: ${body.slice(0, 300)}`);
+      }
+    } catch (e) {
       errors++;
+      if (errors <= 5) console.error(`error ${errors}: request ${k} failed: ${e.cause?.message ?? e.message}`);
     }
     window.push(performance.now() - t);
     requests++;
@@ -86,5 +90,7 @@ await Promise.all(clients);
 child.kill('SIGTERM');
 const first = rows[0], last = rows[rows.length - 1];
 console.log(`${requests} requests, ${errors} errors; RSS ${first.rss.toFixed(1)} -> ${last.rss.toFixed(1)} MB (max ${Math.max(...rows.map((r) => r.rss)).toFixed(1)}); open files ${first.fds} -> ${last.fds}; worst p99 ${Math.max(...rows.map((r) => r.p99)).toFixed(1)} ms`);
+const logged = err.split('\n').filter((l) => / (error|critical) /.test(l));
+if (logged.length) console.log(`the server logged ${logged.length} errors, the last ones:\n${logged.slice(-5).join('\n')}`);
 rmSync(dir, { recursive: true, force: true });
 process.exit(errors ? 1 : 0);

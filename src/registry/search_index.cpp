@@ -642,21 +642,35 @@ void SearchIndex::Impl::insert(Doc d, const std::string& id, const embed::Vector
 }
 
 // Replaced and removed cards leave dead slots behind (in postings, documents and the vector
-// graph). Once they outnumber the live ones, the index is rebuilt from the live documents:
-// their term counts and vectors are reused, nothing is tokenized or embedded again.
+// graph), and words that only they held. Once dead slots outnumber the live ones, the index is
+// rebuilt from the live documents: their term counts and vectors are reused, nothing is
+// tokenized or embedded again, and the dictionary keeps only the words of live documents (a
+// registry whose cards come and go with fresh names would otherwise grow for ever).
 void SearchIndex::compact_if_worn() {
   const std::size_t dead = impl_->docs.size() - impl_->alive;
   if (dead < kCompactAfterDead || dead <= impl_->alive) return;
   auto fresh = std::make_unique<Impl>(impl_->vectors.exact_below());
-  // The documents keep their term numbers: the dictionary comes along.
-  fresh->term_numbers = impl_->term_numbers;
-  fresh->postings.resize(impl_->postings.size());
-  fresh->live_df.resize(impl_->postings.size());
-  fresh->max_weighted_tf.resize(impl_->postings.size());
+  // Kept words are numbered in their old order, so each document's terms stay sorted.
+  constexpr auto kDropped = std::numeric_limits<std::uint32_t>::max();
+  std::vector<std::uint32_t> renumbered(impl_->postings.size(), kDropped);
+  std::uint32_t kept = 0;
+  for (std::size_t t = 0; t < renumbered.size(); ++t) {
+    if (impl_->live_df[t] > 0) renumbered[t] = kept++;
+  }
+  fresh->term_numbers.reserve(kept);
+  for (auto& [word, number] : impl_->term_numbers) {
+    if (renumbered[number] != kDropped) fresh->term_numbers.emplace(word, renumbered[number]);
+  }
+  fresh->postings.resize(kept);
+  fresh->live_df.resize(kept);
+  fresh->max_weighted_tf.resize(kept);
   fresh->vectors.begin_bulk_load();
   for (const auto& [id, slot] : impl_->by_id) {
     const auto vector = impl_->vectors.vector_of(slot);
-    fresh->insert(std::move(impl_->docs[slot]), id, vector);
+    Doc& doc = impl_->docs[slot];
+    for (auto& c : doc.terms)
+      c.term = renumbered[c.term];
+    fresh->insert(std::move(doc), id, vector);
   }
   // Under the caller's lock: the graph is built in the background, searches scan meanwhile.
   fresh->vectors.end_bulk_load(true);
@@ -665,6 +679,10 @@ void SearchIndex::compact_if_worn() {
 
 std::size_t SearchIndex::slots() const {
   return impl_->docs.size();
+}
+
+std::size_t SearchIndex::words() const {
+  return impl_->term_numbers.size();
 }
 
 void SearchIndex::begin_bulk_load() {

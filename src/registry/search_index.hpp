@@ -77,6 +77,9 @@ class SearchIndex {
   // Slots in use, live and replaced: a replaced or removed card keeps its slot until the index
   // compacts itself (when replaced ones outnumber live ones).
   std::size_t slots() const;
+  // Distinct words in the dictionary: those of live cards, and of replaced or removed ones until
+  // the index compacts itself.
+  std::size_t words() const;
 
   // Whether the caller may see a private card (public cards are visible to everyone).
   using Visible = std::function<bool(const AgentCard&)>;

@@ -411,6 +411,38 @@ TEST(SearchIndexTest, ReplacedCardsDoNotAccumulate) {
   ASSERT_NE(index.find("agent-3"), nullptr);
 }
 
+// Cards that come and go under fresh names (a soak's registrations, short-lived workers) leave
+// their words behind only until the index compacts: the dictionary does not grow for ever, and
+// the cards that stay are still found by their words, rare and common.
+TEST(SearchIndexTest, WordsOfRemovedCardsLeaveTheDictionary) {
+  registry::SearchIndex index;
+  const auto all = [](const registry::AgentCard&) { return true; };
+  for (int i = 0; i < 50; ++i) {
+    index.upsert(card("keeper-" + std::to_string(i), "Keeper " + std::to_string(i),
+                      "Translates invoices, ticket kx" + std::to_string(i) + "."));
+  }
+  const std::size_t settled = index.words();
+  for (int i = 0; i < 20'000; ++i) {
+    const auto id = "transient-" + std::to_string(i);
+    index.upsert(card(id, "Transient " + std::to_string(i),
+                      "Comes and goes, token zq" + std::to_string(i) + "."));
+    index.remove(id);
+  }
+  // Without compaction the dictionary would hold 40,000 more words (two fresh ones per card).
+  EXPECT_LT(index.words(), settled + 2 * 2'100);
+  const auto rare = index.search("kx37", {}, registry::Filters{}, 5, 0, true, all);
+  ASSERT_EQ(rare.hits.size(), 1u);
+  EXPECT_EQ(rare.hits[0].card->id, "keeper-37");
+  EXPECT_EQ(index.search("translates invoices", {}, registry::Filters{}, 100, 0, true, all).count,
+            50u);
+  EXPECT_EQ(index.search("zq19999", {}, registry::Filters{}, 5, 0, true, all).count, 0u);
+  // A word seen again after its cards left is numbered afresh and found.
+  index.upsert(card("late", "Late", "Comes back with token zq5."));
+  const auto back = index.search("zq5", {}, registry::Filters{}, 5, 0, true, all);
+  ASSERT_EQ(back.hits.size(), 1u);
+  EXPECT_EQ(back.hits[0].card->id, "late");
+}
+
 // A ranked search reads only the best few postings (MaxScore) and stops fusing once no further
 // lexical match can reach the page. Every page must still be the one an index that reads every
 // posting gives, and the count the same, with ties (many cards score alike here), removed and
