@@ -173,18 +173,27 @@ RegistryService::RegistryService(store::Store& store, const util::Clock& clock, 
     pending.clear();
   };
   index_.begin_bulk_load();
-  // Stored vectors, read in pages rather than one lookup per agent.
-  std::unordered_map<std::string, bj::value> stored;
-  if (embedder_) {
-    std::string after_vector;
+  // Stored vectors, read in pages beside the cards: both collections list in key order (bytes),
+  // so each card's vector is found by walking forward, and only a page of them is held at once.
+  std::vector<store::Document> vector_page;
+  std::size_t vector_at = 0;
+  std::string after_vector;
+  bool more_vectors = embedder_ != nullptr;
+  auto stored_body = [&](const std::string& id) -> const bj::value* {
     for (;;) {
+      while (vector_at < vector_page.size() && vector_page[vector_at].key < id)
+        ++vector_at;
+      if (vector_at < vector_page.size()) {
+        return vector_page[vector_at].key == id ? &vector_page[vector_at].body : nullptr;
+      }
+      if (!more_vectors) return nullptr;
       auto page = store_.list(kVectors, {"", after_vector, 1000});
-      for (auto& d : page.items)
-        stored.emplace(std::move(d.key), std::move(d.body));
-      if (!page.next_after_key) break;
-      after_vector = *page.next_after_key;
+      vector_page = std::move(page.items);
+      vector_at = 0;
+      more_vectors = page.next_after_key.has_value();
+      if (more_vectors) after_vector = *page.next_after_key;
     }
-  }
+  };
   std::vector<SearchIndex::Entry> ready;  // cards with their vectors, filed many at a time
   auto file_ready = [&] {
     index_.upsert_many(std::move(ready));
@@ -206,9 +215,7 @@ RegistryService::RegistryService(store::Store& store, const util::Clock& clock, 
       embed::Vector v;
       if (embedder_) {
         auto text = embedding_text(*card, extra);
-        if (const auto it = stored.find(card->id); it != stored.end()) {
-          v = stored_vector(it->second, model, text);
-        }
+        if (const auto* body = stored_body(card->id)) v = stored_vector(*body, model, text);
         if (v.empty()) {
           pending.push_back({std::move(*card), std::move(extra), std::move(text)});
           if (pending.size() == 256) flush();

@@ -1,11 +1,15 @@
 // The embedders, the vector index and the hybrid ranking, without a socket.
 
 #include "embed/word_vectors.hpp"
+#include "registry/registry_service.hpp"
 #include "registry/search_index.hpp"
 #include "registry/vector_index.hpp"
+#include "store/store.hpp"
+#include "util/clock.hpp"
 #include "util/text.hpp"
 
 #include <gtest/gtest.h>
+#include <boost/json.hpp>
 
 #include <algorithm>
 #include <filesystem>
@@ -18,6 +22,7 @@
 namespace {
 
 using namespace schemagate;
+namespace bj = boost::json;
 
 const std::string kWordVectors = SCHEMAGATE_SOURCE_DIR "/data/word-vectors/glove-100d.sgwv";
 
@@ -324,6 +329,63 @@ registry::AgentCard card(const std::string& id, const std::string& name,
   c.description = description;
   c.provider = provider;
   return c;
+}
+
+// Counts what it is asked to embed, and asks the real embedder.
+class CountingEmbedder final : public embed::Embedder {
+ public:
+  explicit CountingEmbedder(embed::Embedder& inner) : inner_(inner) {}
+  std::string model() const override { return inner_.model(); }
+  std::size_t dimensions() const override { return inner_.dimensions(); }
+  std::vector<embed::Vector> embed(const std::vector<std::string>& texts) override {
+    embedded += texts.size();
+    return inner_.embed(texts);
+  }
+  std::size_t embedded = 0;
+
+ private:
+  embed::Embedder& inner_;
+};
+
+// A restart reads each card's stored vector instead of embedding it again, over many pages of
+// cards and vectors, where some cards have no vector (stored before the embedder was on).
+TEST_F(WordVectors, ARestartReusesStoredVectorsAcrossPages) {
+  util::SystemClock clock;
+  const auto dir = std::filesystem::temp_directory_path() / "schemagate-restart-vectors";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  {
+    auto db = store::open_store({(dir / "r.db").string()}, clock);
+    std::vector<store::Write> writes;
+    std::size_t without = 0;
+    for (int i = 0; i < 2'600; ++i) {
+      const std::string id = (i % 3 ? "b-" : "a-") + std::to_string(i);
+      const std::string description =
+          i == 1'234 ? "Seven-day weather forecasts for any city."
+                     : "Keeps stock counts for shop " + std::to_string(i) + ".";
+      auto parsed = registry::parse_agent_card(bj::object{{"id", id},
+                                                          {"name", "Agent " + std::to_string(i)},
+                                                          {"description", description},
+                                                          {"endpoint", "http://127.0.0.1:9/a"}});
+      const auto& c = std::get<registry::AgentCard>(parsed);
+      const auto text = registry::embedding_text(c);
+      const bool vector = i % 11 != 0;
+      without += vector ? 0 : 1;
+      for (auto& w : registry::RegistryService::card_writes(
+               c, embedder_->model(), text, vector ? embedder_->embed_one(text) : embed::Vector{}))
+        writes.push_back(std::move(w));
+    }
+    db->commit(writes);
+    CountingEmbedder counting(*embedder_);
+    registry::RegistryService registry(*db, clock, {&counting, 10000, {}});
+    EXPECT_EQ(registry.size(), 2'600u);
+    EXPECT_EQ(counting.embedded, without);  // only the cards without a stored vector
+    registry::RegistryService::SearchRequest request;
+    request.query = "will it rain tomorrow";
+    const auto found = registry.search(request, registry::Caller{"", {}, true});
+    EXPECT_EQ(found.at("results").at(0).at("id"), "b-1234") << found;
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST_F(WordVectors, HybridSearchFindsAgentsThatShareNoWordWithTheQuery) {
