@@ -9,23 +9,34 @@
 namespace schemagate::util {
 
 std::vector<std::string> split_words(std::string_view text) {
+  // ASCII classes by hand: every card's text passes through here at start, and the C library's
+  // are a call per character (the locale's rules give the same answers for ASCII).
+  const auto upper = [](unsigned char c) { return c >= 'A' && c <= 'Z'; };
+  const auto lower = [](unsigned char c) { return c >= 'a' && c <= 'z'; };
+  const auto digit = [](unsigned char c) { return c >= '0' && c <= '9'; };
   std::vector<std::string> out;
-  std::string cur;
-  auto flush = [&] {
-    if (!cur.empty()) out.push_back(std::move(cur));
-    cur.clear();
-  };
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x80 || std::isalnum(c)) {
-      if (!cur.empty() && std::isupper(c) && std::islower(static_cast<unsigned char>(text[i - 1])))
-        flush();
-      cur += c >= 0x80 ? static_cast<char>(c) : static_cast<char>(std::tolower(c));
-    } else {
-      flush();
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto first = static_cast<unsigned char>(text[i]);
+    if (first < 0x80 && !upper(first) && !lower(first) && !digit(first)) {
+      ++i;
+      continue;
     }
+    // One word: up to a separator, or to an upper-case letter after a lower-case one.
+    std::string word;
+    for (; i < text.size(); ++i) {
+      const auto c = static_cast<unsigned char>(text[i]);
+      if (c >= 0x80 || lower(c) || digit(c)) {
+        word += static_cast<char>(c);
+      } else if (upper(c)) {
+        if (!word.empty() && lower(static_cast<unsigned char>(text[i - 1]))) break;
+        word += static_cast<char>(c - 'A' + 'a');
+      } else {
+        break;
+      }
+    }
+    out.push_back(std::move(word));
   }
-  flush();
   return out;
 }
 
@@ -68,6 +79,7 @@ bool decode_base64(std::string_view text, std::string& bytes) {
   }();
   bytes.clear();
   if (text.size() % 4 != 0) return false;
+  bytes.reserve(text.size() / 4 * 3);
   for (std::size_t i = 0; i < text.size(); i += 4) {
     int v[4];
     int pad = 0;

@@ -12,6 +12,7 @@
 #include <boost/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -37,6 +38,36 @@ TEST(Text, SplitsWordsAtPunctuationAndCamelCase) {
   EXPECT_EQ(util::split_words("getWeatherForecast, for PARIS-2026!"),
             (std::vector<std::string>{"get", "weather", "forecast", "for", "paris", "2026"}));
   EXPECT_TRUE(util::split_words(" ,;- ").empty());
+  EXPECT_EQ(util::split_words("ABCdef xY caf\xc3\xa9" "Bar"),
+            (std::vector<std::string>{"abcdef", "x", "y", "caf\xc3\xa9" "bar"}));
+  // The same words as the C library's classes give, on random bytes of every kind.
+  const auto by_libc = [](std::string_view text) {
+    std::vector<std::string> out;
+    std::string cur;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+      const auto c = static_cast<unsigned char>(text[i]);
+      if (c >= 0x80 || std::isalnum(c)) {
+        if (!cur.empty() && std::isupper(c) &&
+            std::islower(static_cast<unsigned char>(text[i - 1]))) {
+          out.push_back(std::move(cur));
+          cur.clear();
+        }
+        cur += c >= 0x80 ? static_cast<char>(c) : static_cast<char>(std::tolower(c));
+      } else if (!cur.empty()) {
+        out.push_back(std::move(cur));
+        cur.clear();
+      }
+    }
+    if (!cur.empty()) out.push_back(std::move(cur));
+    return out;
+  };
+  std::mt19937 rng(7);
+  for (int n = 0; n < 5'000; ++n) {
+    std::string text(rng() % 40, ' ');
+    for (auto& c : text)
+      c = static_cast<char>(rng() % 4 == 0 ? rng() % 256 : "aZ9 -Ab"[rng() % 7]);
+    ASSERT_EQ(util::split_words(text), by_libc(text)) << text;
+  }
 }
 
 TEST(Text, Base64RoundTripsEveryLengthAndRejectsGarbage) {
