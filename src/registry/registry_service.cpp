@@ -13,8 +13,13 @@
 
 #include <cctype>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <exception>
 #include <limits>
+#include <mutex>
+#include <thread>
 
 namespace schemagate::registry {
 
@@ -194,43 +199,92 @@ RegistryService::RegistryService(store::Store& store, const util::Clock& clock, 
       if (more_vectors) after_vector = *page.next_after_key;
     }
   };
-  std::vector<SearchIndex::Entry> ready;  // cards with their vectors, filed many at a time
-  auto file_ready = [&] {
-    index_.upsert_many(std::move(ready));
-    ready.clear();
+  // Reading and parsing the stored cards (one thread) runs beside their filing (this thread,
+  // and every core while words are counted): a batch is filed while the next one is read.
+  struct Batch {
+    std::vector<SearchIndex::Entry> ready;  // cards with their vectors
+    std::vector<Pending> pending;           // cards to embed first
   };
-  std::string after;
-  for (;;) {
-    const auto page = store_.list(kAgents, {"", after, 500});
-    for (const auto& d : page.items) {
-      auto parsed = parse_agent_card(d.body, CardLimits::unlimited());
-      auto* card = std::get_if<AgentCard>(&parsed);
-      if (!card) {
-        spdlog::error("registry: stored agent {} no longer reads as a card; left in the store",
-                      d.key);
-        continue;
-      }
-      meta_[card->id] = {d.revision, d.updated_at_ms};
-      auto extra = extra_text(*card);
-      embed::Vector v;
-      if (embedder_) {
-        auto text = embedding_text(*card, extra);
-        if (const auto* body = stored_body(card->id)) v = stored_vector(*body, model, text);
-        if (v.empty()) {
-          pending.push_back({std::move(*card), std::move(extra), std::move(text)});
-          if (pending.size() == 256) flush();
-          continue;
+  std::mutex queue_mu;
+  std::condition_variable queue_cv;
+  std::deque<Batch> queue;
+  bool read_all = false, abandoned = false;
+  std::exception_ptr read_failure;
+  std::thread reader([&] {
+    try {
+      Batch batch;
+      auto hand_over = [&] {
+        std::unique_lock lock(queue_mu);
+        queue_cv.wait(lock, [&] { return queue.size() < 2 || abandoned; });
+        if (abandoned) throw std::runtime_error("registry start abandoned");
+        queue.push_back(std::move(batch));
+        batch = {};
+        queue_cv.notify_all();
+      };
+      std::string after;
+      for (;;) {
+        const auto page = store_.list(kAgents, {"", after, 500});
+        for (const auto& d : page.items) {
+          auto parsed = parse_agent_card(d.body, CardLimits::unlimited());
+          auto* card = std::get_if<AgentCard>(&parsed);
+          if (!card) {
+            spdlog::error("registry: stored agent {} no longer reads as a card; left in the store",
+                          d.key);
+            continue;
+          }
+          meta_[card->id] = {d.revision, d.updated_at_ms};
+          auto extra = extra_text(*card);
+          embed::Vector v;
+          if (embedder_) {
+            auto text = embedding_text(*card, extra);
+            if (const auto* body = stored_body(card->id)) v = stored_vector(*body, model, text);
+            if (v.empty()) {
+              batch.pending.push_back({std::move(*card), std::move(extra), std::move(text)});
+              if (batch.pending.size() == 256) hand_over();
+              continue;
+            }
+            ++reused;
+          }
+          batch.ready.push_back({std::move(*card), std::move(extra), std::move(v)});
+          if (batch.ready.size() == 4096) hand_over();
         }
-        ++reused;
+        if (!page.next_after_key) break;
+        after = *page.next_after_key;
       }
-      ready.push_back({std::move(*card), std::move(extra), std::move(v)});
-      if (ready.size() == 4096) file_ready();
+      hand_over();
+    } catch (...) {
+      read_failure = std::current_exception();
     }
-    if (!page.next_after_key) break;
-    after = *page.next_after_key;
+    std::lock_guard lock(queue_mu);
+    read_all = true;
+    queue_cv.notify_all();
+  });
+  try {
+    for (;;) {
+      Batch batch;
+      {
+        std::unique_lock lock(queue_mu);
+        queue_cv.wait(lock, [&] { return !queue.empty() || read_all; });
+        if (queue.empty()) break;
+        batch = std::move(queue.front());
+        queue.pop_front();
+        queue_cv.notify_all();
+      }
+      if (!batch.ready.empty()) index_.upsert_many(std::move(batch.ready));
+      pending = std::move(batch.pending);
+      flush();
+    }
+  } catch (...) {
+    {
+      std::lock_guard lock(queue_mu);
+      abandoned = true;
+      queue_cv.notify_all();
+    }
+    reader.join();
+    throw;
   }
-  file_ready();
-  flush();
+  reader.join();
+  if (read_failure) std::rethrow_exception(read_failure);
   if (!vector_graph_file_.empty()) {
     const auto started = std::chrono::steady_clock::now();
     if (index_.load_vector_graph(vector_graph_file_)) {
