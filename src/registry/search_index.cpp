@@ -168,6 +168,8 @@ const Posting* skip_to(const Posting* at, const Posting* end, std::uint32_t slot
 struct SearchIndex::DocText {
   std::unordered_map<std::string, FieldCounts> counts;
   std::array<std::uint32_t, kFields> length{};
+  // Words the dictionary knew when the text was looked up (Impl::look_up), taken out of counts.
+  std::vector<TermCount> known;
 };
 
 bool Filters::matches(const AgentCard& card) const {
@@ -295,11 +297,25 @@ struct SearchIndex::Impl {
     }
   }
 
+  // Numbers the words the dictionary already holds, and leaves only the others to number():
+  // reads the dictionary only, so many texts may be looked up at once between two changes.
+  void look_up(DocText& text) const {
+    for (auto it = text.counts.begin(); it != text.counts.end();) {
+      if (const auto known = term_numbers.find(it->first); known != term_numbers.end()) {
+        text.known.push_back({known->second, it->second});
+        it = text.counts.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
   // The document's words numbered (new words join the dictionary).
   Doc number(DocText text) {
     Doc d;
     d.length = text.length;
-    d.terms.reserve(text.counts.size());
+    d.terms = std::move(text.known);
+    d.terms.reserve(d.terms.size() + text.counts.size());
     for (auto& [word, tf] : text.counts) {
       // Looked up first: most words are known, and emplace would build a node for each.
       auto it = term_numbers.find(word);
@@ -605,8 +621,10 @@ void SearchIndex::upsert_many(std::vector<Entry> entries) {
   const std::size_t workers = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
   const std::size_t share = (entries.size() + workers - 1) / workers;
   auto count = [&](std::size_t begin) {
-    for (std::size_t i = begin; i < std::min(entries.size(), begin + share); ++i)
+    for (std::size_t i = begin; i < std::min(entries.size(), begin + share); ++i) {
       words[i] = Impl::words_of(entries[i].card, entries[i].extra);
+      impl_->look_up(words[i]);  // the dictionary changes only once every thread is done
+    }
   };
   std::vector<std::thread> threads;
   for (std::size_t w = 1; w < workers && w * share < entries.size(); ++w)

@@ -38,8 +38,11 @@ TEST(Text, SplitsWordsAtPunctuationAndCamelCase) {
   EXPECT_EQ(util::split_words("getWeatherForecast, for PARIS-2026!"),
             (std::vector<std::string>{"get", "weather", "forecast", "for", "paris", "2026"}));
   EXPECT_TRUE(util::split_words(" ,;- ").empty());
-  EXPECT_EQ(util::split_words("ABCdef xY caf\xc3\xa9" "Bar"),
-            (std::vector<std::string>{"abcdef", "x", "y", "caf\xc3\xa9" "bar"}));
+  EXPECT_EQ(util::split_words("ABCdef xY caf\xc3\xa9"
+                              "Bar"),
+            (std::vector<std::string>{"abcdef", "x", "y",
+                                      "caf\xc3\xa9"
+                                      "bar"}));
   // The same words as the C library's classes give, on random bytes of every kind.
   const auto by_libc = [](std::string_view text) {
     std::vector<std::string> out;
