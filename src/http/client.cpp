@@ -109,9 +109,10 @@ ClientResponse Client::request(std::string_view method, std::string_view url, st
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   const auto req = make_request(method, t, std::move(body), headers);
 
-  // A pooled connection may have been closed by the peer: one retry on a fresh one.
+  // A pooled connection may have been closed by the peer: one retry on a fresh one (not on
+  // another pooled one: a peer's idle timeout closes them all at once).
   for (int attempt = 0; attempt < 2; ++attempt) {
-    auto conn = impl_->idle.take(key);
+    auto conn = attempt == 0 ? impl_->idle.take(key) : nullptr;
     const bool reused = conn != nullptr;
     if (!conn) conn = connect(t, deadline);
     boost::system::error_code ec;

@@ -160,8 +160,10 @@ class AsyncClientImpl final : public AsyncClient {
     auto late = [&](const boost::system::error_code& ec) {
       return ec == beast::error::timeout || ec == asio::error::operation_aborted;
     };
+    // A pooled connection may have been closed by the peer: one retry on a fresh one (not on
+    // another pooled one: a peer's idle timeout closes them all at once).
     for (int attempt = 0; attempt < 2; ++attempt) {
-      auto stream = own.idle.take(t.key);
+      auto stream = attempt == 0 ? own.idle.take(t.key) : nullptr;
       const bool reused = stream != nullptr;
       if (!stream) {
         stream = std::make_unique<Stream>(co_await asio::this_coro::executor);
