@@ -85,19 +85,9 @@ AccessControl::AccessControl(store::Store& store, const util::Clock& clock,
     while (!stopping_) {
       audit_cv_.wait_for(lock, std::chrono::milliseconds(50));
       if (audit_queue_.empty() && usage_dirty_.empty()) continue;
-      std::vector<AuditRecord> batch;
-      batch.swap(audit_queue_);
-      std::map<std::string, std::uint64_t> usage;
-      usage.swap(usage_dirty_);
       lock.unlock();
       try {
-        if (!batch.empty()) store_.append_events(kAudit, to_events(batch));
-        std::vector<store::Write> writes;
-        for (const auto& [key, count] : usage) {
-          writes.push_back(
-              store::Write::put(std::string(kUsage), key, bj::object{{"requests", count}}));
-        }
-        if (!writes.empty()) store_.commit(writes);
+        flush_audit();
       } catch (const std::exception&) {
         // The store reports its own failures; a batch of records is not worth a crash.
       }
@@ -133,6 +123,9 @@ AccessControl::~AccessControl() {
 }
 
 void AccessControl::flush_audit() {
+  // Held until the batch is stored: a reader that flushes first must not miss a batch that the
+  // writer thread has taken from the queue but not yet stored.
+  std::lock_guard writing(audit_write_mu_);
   std::vector<AuditRecord> batch;
   std::map<std::string, std::uint64_t> usage;
   {

@@ -100,6 +100,7 @@ class AccessControl {
   std::atomic<bool> has_stored_keys_{false};
   mutable std::mutex mu_;
   std::mutex audit_mu_;
+  std::mutex audit_write_mu_;  // taken before audit_mu_
   std::condition_variable audit_cv_;
   // Records wait as plain fields: the JSON (and its RFC 3339 timestamp) is built by the writer
   // thread, off the request path.
