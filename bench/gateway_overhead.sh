@@ -8,6 +8,9 @@
 # p50/p99, schemagate's throughput as a ratio of nginx's, and the p50 each adds to the direct call.
 # Usage: bash bench/gateway_overhead.sh [SECONDS] [CONNECTIONS]
 #   SCHEMAGATE_BENCH_THREADS=N  schemagate's I/O threads and nginx's workers (default: cores)
+#   SCHEMAGATE_BENCH_ROUNDS=N   nginx and schemagate runs at CONNECTIONS, taken in turn (default
+#                               3); the ratio is the median of the rounds' ratios: on a shared
+#                               2-core VM one run's throughput varies by 10-20%
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs="${1:-10}"
@@ -73,9 +76,14 @@ run() {  # name url [connections] [script] -> "name rps p50 p99"
   p99=$(echo "$out" | awk '$1=="99%" {print $2}')
   echo "$1 $rps $p50 $p99"
 }
+rounds="${SCHEMAGATE_BENCH_ROUNDS:-3}"
 direct=$(run direct "http://127.0.0.1:$agent/execute")
-proxied=$(run nginx "http://127.0.0.1:$nginx_port/execute")
-gated=$(run schemagate "http://127.0.0.1:$gateway/agents/photo/invoke")
+round_lines=()
+for r in $(seq "$rounds"); do
+  proxied=$(run nginx "http://127.0.0.1:$nginx_port/execute")
+  gated=$(run schemagate "http://127.0.0.1:$gateway/agents/photo/invoke")
+  round_lines+=("$proxied" "$gated")
+done
 scenario=$(run scenario "http://127.0.0.1:$gateway/agents/photo-retouch/invoke")
 payloads=$(run payloads "http://127.0.0.1:$gateway/scenarios/photo_retouch/payloads" "$conns" payload)
 direct1=$(run direct "http://127.0.0.1:$agent/execute" 1)
@@ -90,12 +98,17 @@ table() {
   done
 }
 echo "POST of a 50-byte JSON body; schemagate $threads I/O threads, nginx $threads workers; 2 cores shared by load and servers"
-echo "wrk -c$conns -d${secs}s:"
+echo "wrk -c$conns -d${secs}s ($rounds rounds of nginx and schemagate in turn; the last shown here):"
 table "$direct" "$proxied" "$gated" "$scenario" "$payloads"
+echo "rounds (requests/s):"
+for ((i = 0; i < ${#round_lines[@]}; i += 2)); do
+  n=$(echo "${round_lines[i]}" | awk '{print $2}'); g=$(echo "${round_lines[i+1]}" | awk '{print $2}')
+  echo "  round $((i / 2 + 1)): nginx $n, schemagate $g, ratio $(python3 -c "print(f'{$g / $n:.2f}')")"
+done
 echo "wrk -c1 -d${secs}s:"
 table "$direct1" "$proxied1" "$gated1"
-python3 - "$direct" "$proxied" "$gated" "$scenario" "$payloads" "$direct1" "$proxied1" "$gated1" <<'PY'
-import sys
+python3 - "$direct" "$proxied" "$gated" "$scenario" "$payloads" "$direct1" "$proxied1" "$gated1" "${round_lines[@]}" <<'PY'
+import statistics, sys
 def parse(line):
     name, rps, p50, p99 = line.split()
     def us(t):
@@ -104,6 +117,8 @@ def parse(line):
         return float(t)
     return float(rps), us(p50), us(p99)
 d, n, g, s, p, d1, n1, g1 = (parse(a) for a in sys.argv[1:9])
-print(f"schemagate throughput / nginx throughput: {g[0] / n[0]:.2f}x (scenario operation {s[0] / n[0]:.2f}x, {s[0] / g[0]:.2f}x of a plain operation; payloads {p[0] / g[0]:.2f}x)")
+rounds = [parse(a) for a in sys.argv[9:]]
+ratio = statistics.median(rounds[i + 1][0] / rounds[i][0] for i in range(0, len(rounds), 2))
+print(f"schemagate throughput / nginx throughput: {ratio:.2f}x (median of {len(rounds) // 2} rounds; scenario operation {s[0] / n[0]:.2f}x, {s[0] / g[0]:.2f}x of a plain operation; payloads {p[0] / g[0]:.2f}x)")
 print(f"added p50 at one connection vs direct: schemagate {g1[1] - d1[1]:.0f} us, nginx {n1[1] - d1[1]:.0f} us")
 PY

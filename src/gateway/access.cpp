@@ -286,18 +286,7 @@ void AccessControl::forget_cached_keys() {
 
 bj::array AccessControl::audit_tail(std::size_t limit) {
   flush_audit();  // what is queued belongs in the answer
-  // The stream is ordered; read it all in pages and keep the tail.
-  std::vector<store::Event> events;
-  std::int64_t after = 0;
-  for (;;) {
-    auto page = store_.read_events(kAudit, after, 1000);
-    if (page.empty()) break;
-    after = page.back().sequence;
-    for (auto& e : page)
-      events.push_back(std::move(e));
-    if (events.size() > limit)
-      events.erase(events.begin(), events.end() - static_cast<std::ptrdiff_t>(limit));
-  }
+  const auto events = store_.read_last_events(kAudit, limit);
   bj::array out;
   for (const auto& e : events)
     out.push_back(e.body);

@@ -91,6 +91,10 @@ class IdlePool {
     auto& list = idle_[key];
     if (list.size() < max_per_host_) list.push_back(std::move(c));
   }
+  void clear() {
+    std::lock_guard lock(mu_);
+    idle_.clear();
+  }
 
  private:
   std::size_t max_per_host_;
@@ -112,8 +116,12 @@ inline std::string status_line(int status) {
 inline void append_header(std::string& out, std::string_view name, std::string_view value) {
   out.append(name.data(), name.size());
   out += ": ";
-  for (const char c : value)
-    out += (c == '\r' || c == '\n') ? ' ' : c;
+  const auto start = out.size();
+  out.append(value.data(), value.size());
+  for (auto i = out.find_first_of("\r\n", start); i != std::string::npos;
+       i = out.find_first_of("\r\n", i + 1)) {
+    out[i] = ' ';
+  }
   out += "\r\n";
 }
 

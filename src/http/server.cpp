@@ -31,6 +31,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <type_traits>
 #include <unordered_map>
 
 namespace schemagate::http {
@@ -76,6 +77,158 @@ std::vector<std::pair<std::string, std::string>> parse_query(std::string_view q)
 // instead of waking another for each step.
 thread_local const asio::any_io_executor* current_connection_executor = nullptr;
 
+// A connection's time limit. Beast's tcp_stream arms and cancels a timer around every read and
+// write; here one timer per connection fires when the limit it was armed for passes, and
+// re-arms itself when the limit has moved on since, so moving the limit is a store. Expiry
+// cancels the socket's operations, which then end with operation_aborted.
+class Deadline : public std::enable_shared_from_this<Deadline> {
+ public:
+  using Clock = std::chrono::steady_clock;
+  Deadline(const asio::any_io_executor& executor, tcp::socket& socket)
+      : timer_(executor), socket_(&socket) {}
+
+  void expires_after(Clock::duration limit) { expires_at(Clock::now() + limit); }
+  void expires_at(Clock::time_point at) {
+    at_ = at;
+    paused_ = false;
+    if (!armed_ || at_ < armed_at_) arm(at_);
+  }
+  // No limit until the next expires_*: while a handler runs, or a pooled connection waits.
+  void pause() { paused_ = true; }
+  bool expired() const { return expired_; }
+  // The socket is going away: the timer must not touch it any more.
+  void detach() {
+    socket_ = nullptr;
+    timer_.cancel();
+  }
+
+ private:
+  void arm(Clock::time_point at) {
+    armed_ = true;
+    armed_at_ = at;
+    const auto generation = ++generation_;
+    timer_.expires_at(at);
+    timer_.async_wait([self = shared_from_this(), generation](const boost::system::error_code& ec) {
+      if (ec || generation != self->generation_ || !self->socket_) return;
+      self->armed_ = false;
+      if (self->paused_) return;  // the next expires_* arms it again
+      if (Clock::now() < self->at_) {
+        self->arm(self->at_);
+        return;
+      }
+      self->expired_ = true;
+      boost::system::error_code ignored;
+      self->socket_->cancel(ignored);
+    });
+  }
+
+  asio::steady_timer timer_;
+  tcp::socket* socket_;
+  Clock::time_point at_{}, armed_at_{};
+  std::uint64_t generation_ = 0;
+  bool armed_ = false, paused_ = false, expired_ = false;
+};
+
+// Reads into `buffer` and feeds `parser` until the header (or the whole message) is in: what
+// Beast's read operations do, without their layers of composed operations per read.
+template <class Parser>
+asio::awaitable<boost::system::error_code> read_message(tcp::socket& socket,
+                                                        beast::flat_buffer& buffer, Parser& parser,
+                                                        bool header_only) {
+  boost::system::error_code ec;
+  for (;;) {
+    if (header_only ? parser.is_header_done() : parser.is_done()) co_return ec;
+    if (buffer.size() > 0) {
+      const auto used = parser.put(buffer.data(), ec);
+      buffer.consume(used);
+      if (!ec && used > 0) continue;
+      if (ec && ec != bhttp::error::need_more) co_return ec;
+      ec = {};
+    }
+    const auto size = beast::read_size(buffer, 65536);
+    if (size == 0) co_return bhttp::error::buffer_overflow;
+    auto [rec, n] = co_await socket.async_read_some(buffer.prepare(size), kTuple);
+    if (rec == asio::error::eof) {
+      if (!parser.got_some()) co_return bhttp::error::end_of_stream;
+      parser.put_eof(ec);  // a body that runs to the end of the connection ends here
+      if (ec) co_return ec;
+      continue;
+    }
+    if (rec) co_return rec;
+    buffer.commit(n);
+  }
+}
+
+// Sends what fits into the socket's buffer at once (the usual case: then the caller goes on
+// without a round through the scheduler) and the rest asynchronously.
+asio::awaitable<boost::system::error_code> send_all(
+    tcp::socket& socket, const std::array<asio::const_buffer, 2>& buffers) {
+  boost::system::error_code ec;
+  if (!socket.non_blocking()) socket.non_blocking(true, ec);
+  const std::size_t sent = ec ? 0 : socket.send(buffers, 0, ec);
+  if (ec == asio::error::would_block || ec == asio::error::try_again) ec = {};
+  if (ec || sent == asio::buffer_size(buffers)) co_return ec;
+  beast::buffers_suffix<std::array<asio::const_buffer, 2>> rest(buffers);
+  rest.consume(sent);
+  auto [wec, n] = co_await asio::async_write(socket, rest, kTuple);
+  co_return wec;
+}
+
+// How a session reads and writes. In the clear: straight on the socket, with a Deadline.
+class PlainTransport {
+ public:
+  explicit PlainTransport(tcp::socket& socket)
+      : socket_(socket), deadline_(std::make_shared<Deadline>(socket.get_executor(), socket)) {}
+  ~PlainTransport() { deadline_->detach(); }
+  PlainTransport(const PlainTransport&) = delete;
+  PlainTransport& operator=(const PlainTransport&) = delete;
+
+  tcp::socket& stream() { return socket_; }
+  void limit(std::chrono::milliseconds d) { deadline_->expires_after(d); }
+  void unlimit() { deadline_->pause(); }
+  void cancel() {
+    boost::system::error_code ignored;
+    socket_.cancel(ignored);
+  }
+  template <class Parser>
+  asio::awaitable<boost::system::error_code> read(beast::flat_buffer& buffer, Parser& parser,
+                                                  bool header_only) {
+    co_return co_await read_message(socket_, buffer, parser, header_only);
+  }
+  asio::awaitable<void> write(const std::array<asio::const_buffer, 2>& buffers) {
+    co_await send_all(socket_, buffers);
+  }
+
+ private:
+  tcp::socket& socket_;
+  std::shared_ptr<Deadline> deadline_;
+};
+
+// Over TLS: through Beast's streams, which keep their own timers.
+class TlsTransport {
+ public:
+  using Stream = beast::ssl_stream<beast::tcp_stream>;
+  explicit TlsTransport(Stream& stream) : stream_(stream) {}
+
+  Stream& stream() { return stream_; }
+  void limit(std::chrono::milliseconds d) { beast::get_lowest_layer(stream_).expires_after(d); }
+  void unlimit() {}
+  void cancel() { beast::get_lowest_layer(stream_).cancel(); }
+  template <class Parser>
+  asio::awaitable<boost::system::error_code> read(beast::flat_buffer& buffer, Parser& parser,
+                                                  bool header_only) {
+    auto [ec, n] = header_only ? co_await bhttp::async_read_header(stream_, buffer, parser, kTuple)
+                               : co_await bhttp::async_read(stream_, buffer, parser, kTuple);
+    co_return ec;
+  }
+  asio::awaitable<void> write(const std::array<asio::const_buffer, 2>& buffers) {
+    co_await asio::async_write(stream_, buffers, kTuple);
+  }
+
+ private:
+  Stream& stream_;
+};
+
 // Keep-alive connections to other servers. Each of the server's io_contexts keeps its own: a
 // socket is watched by the context it was opened on, so a connection handed to a request on
 // another context would wake that other thread at every step.
@@ -116,8 +269,27 @@ class AsyncClientImpl final : public AsyncClient {
                    });
   }
 
+  // At shutdown: pooled connections are closed (each on its own context's thread) and no more
+  // are kept, so that no connection's timer holds a context running.
+  void close_idle(const std::vector<std::unique_ptr<asio::io_context>>& contexts) {
+    closing_ = true;
+    for (std::size_t i = 0; i < contexts.size() && i < per_context_.size(); ++i) {
+      asio::post(*contexts[i], [own = per_context_[i].get()] { own->idle.clear(); });
+    }
+  }
+
  private:
-  using Stream = beast::tcp_stream;
+  // An open connection to an agent, kept between exchanges with its read buffer.
+  struct Outbound {
+    explicit Outbound(const asio::any_io_executor& ex)
+        : socket(ex), deadline(std::make_shared<Deadline>(ex, socket)) {}
+    ~Outbound() { deadline->detach(); }
+    Outbound(const Outbound&) = delete;
+    Outbound& operator=(const Outbound&) = delete;
+    tcp::socket socket;
+    beast::flat_buffer buffer;
+    std::shared_ptr<Deadline> deadline;
+  };
 
   static constexpr std::size_t kMaxCachedTargets = 4096;
   static constexpr std::size_t kMaxIdlePerHost = 64;
@@ -126,7 +298,7 @@ class AsyncClientImpl final : public AsyncClient {
   struct PerContext {
     explicit PerContext(asio::io_context& c) : context(&c) {}
     const asio::execution_context* context;
-    outbound::IdlePool<Stream> idle{kMaxIdlePerHost};
+    outbound::IdlePool<Outbound> idle{kMaxIdlePerHost};
     std::mutex targets_mu;  // taken by this context's thread, and by callers from outside
     std::unordered_map<std::string, outbound::Target> targets;
 
@@ -157,24 +329,24 @@ class AsyncClientImpl final : public AsyncClient {
       std::shared_ptr<const std::pair<std::string, std::string>> req,
       std::chrono::milliseconds timeout) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
-    auto late = [&](const boost::system::error_code& ec) {
-      return ec == beast::error::timeout || ec == asio::error::operation_aborted;
-    };
     // A pooled connection may have been closed by the peer: one retry on a fresh one (not on
     // another pooled one: a peer's idle timeout closes them all at once).
     for (int attempt = 0; attempt < 2; ++attempt) {
-      auto stream = attempt == 0 ? own.idle.take(t.key) : nullptr;
-      const bool reused = stream != nullptr;
-      if (!stream) {
-        stream = std::make_unique<Stream>(co_await asio::this_coro::executor);
+      auto conn = attempt == 0 ? own.idle.take(t.key) : nullptr;
+      const bool reused = conn != nullptr;
+      auto late = [&](const boost::system::error_code& ec) {
+        return conn->deadline->expired() || ec == asio::error::operation_aborted;
+      };
+      if (!conn) {
+        conn = std::make_unique<Outbound>(co_await asio::this_coro::executor);
         tcp::resolver resolver(co_await asio::this_coro::executor);
         auto [rec, endpoints] = co_await resolver.async_resolve(t.host, t.port, kTuple);
         if (rec) {
           throw ClientError(ClientError::Kind::connect,
                             "cannot resolve " + t.host + ": " + rec.message());
         }
-        stream->expires_at(deadline);
-        auto [cec, ep] = co_await stream->async_connect(endpoints, kTuple);
+        conn->deadline->expires_at(deadline);
+        auto [cec, ep] = co_await asio::async_connect(conn->socket, endpoints, kTuple);
         if (late(cec)) {
           throw ClientError(ClientError::Kind::timeout, "connecting to " + t.key + " timed out");
         }
@@ -183,14 +355,13 @@ class AsyncClientImpl final : public AsyncClient {
                             "cannot connect to " + t.key + ": " + cec.message());
         }
       }
-      stream->expires_at(deadline);
-      const std::array<asio::const_buffer, 2> request{asio::buffer(req->first),
-                                                      asio::buffer(req->second)};
-      auto [ec, n] = co_await asio::async_write(*stream, request, kTuple);
-      beast::flat_buffer buffer;
+      conn->deadline->expires_at(deadline);
+      auto ec =
+          co_await send_all(conn->socket, {asio::buffer(req->first), asio::buffer(req->second)});
+      conn->buffer.clear();
       bhttp::response_parser<bhttp::string_body> parser;
       parser.body_limit(kMaxResponseBytes);
-      if (!ec) std::tie(ec, n) = co_await bhttp::async_read(*stream, buffer, parser, kTuple);
+      if (!ec) ec = co_await read_message(conn->socket, conn->buffer, parser, false);
       if (ec) {
         if (late(ec)) {
           throw ClientError(ClientError::Kind::timeout, "no reply from " + t.key + " in time");
@@ -211,9 +382,11 @@ class AsyncClientImpl final : public AsyncClient {
       auto& res = parser.get();
       const bool keep_alive = res.keep_alive();
       auto out = outbound::take_response(res);
-      if (keep_alive) {
-        stream->expires_never();
-        own.idle.give_back(t.key, std::move(stream));
+      // Bytes past the reply would be read as the next exchange's reply: such a connection
+      // is not reused.
+      if (keep_alive && conn->buffer.size() == 0 && !closing_) {
+        conn->deadline->pause();
+        own.idle.give_back(t.key, std::move(conn));
       }
       co_return out;
     }
@@ -222,6 +395,7 @@ class AsyncClientImpl final : public AsyncClient {
 
   asio::io_context& ioc_;
   std::vector<std::unique_ptr<PerContext>> per_context_;
+  std::atomic<bool> closing_{false};
 };
 
 // What a handler's exception becomes: its own status for an Error, a logged 500 otherwise.
@@ -429,6 +603,7 @@ struct Server::Impl {
     asio::post(ioc, [this] {
       if (stopping.exchange(true)) return;
       if (options.on_shutdown) options.on_shutdown();
+      client.close_idle(contexts);
       boost::system::error_code ignored;
       acceptor.close(ignored);
       signals.cancel(ignored);
@@ -498,19 +673,22 @@ struct Server::Impl {
     }
     try {
       if (tls) {
-        beast::ssl_stream<beast::tcp_stream> stream(std::move(socket), *tls);
+        TlsTransport::Stream stream(std::move(socket), *tls);
         beast::get_lowest_layer(stream).expires_after(options.idle_timeout);
         auto [ec] = co_await stream.async_handshake(asio::ssl::stream_base::server, kTuple);
         if (!ec) {
-          co_await session(stream, *conn, remote);
+          TlsTransport transport(stream);
+          co_await session(transport, *conn, remote);
           beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(5));
           co_await stream.async_shutdown(kTuple);
         }
       } else {
-        beast::tcp_stream stream(std::move(socket));
-        co_await session(stream, *conn, remote);
+        {
+          PlainTransport transport(socket);
+          co_await session(transport, *conn, remote);
+        }
         boost::system::error_code ignored;
-        stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+        socket.shutdown(tcp::socket::shutdown_send, ignored);
       }
     } catch (const std::exception& e) {
       spdlog::error("connection {} failed: {}", remote, e.what());
@@ -524,27 +702,27 @@ struct Server::Impl {
     if (stopping) asio::post(ioc, [this] { maybe_finish(); });
   }
 
-  template <class Stream>
-  asio::awaitable<void> session(Stream& stream, Connection& conn, const std::string& remote) {
-    auto& lowest = beast::get_lowest_layer(stream);
-    conn.cancel = [&lowest] { lowest.cancel(); };
+  template <class Transport>
+  asio::awaitable<void> session(Transport& transport, Connection& conn, const std::string& remote) {
+    conn.cancel = [&transport] { transport.cancel(); };
     beast::flat_buffer buffer;
     for (;;) {
       if (stopping) co_return;
       bhttp::request_parser<bhttp::string_body> parser;
       parser.body_limit(options.max_body_bytes);
       parser.header_limit(static_cast<std::uint32_t>(options.max_header_bytes));
-      lowest.expires_after(options.idle_timeout);
+      transport.limit(options.idle_timeout);
       // Idle until a request's header is in; from then on the request is in flight and a
       // shutdown lets it finish.
       conn.idle = true;
-      auto [ec, n] = co_await bhttp::async_read_header(stream, buffer, parser, kTuple);
+      auto ec = co_await transport.read(buffer, parser, true);
       conn.idle = false;
       if (!ec && beast::iequals(parser.get()[bhttp::field::expect], "100-continue")) {
         bhttp::response<bhttp::empty_body> go_on{bhttp::status::continue_, 11};
-        std::tie(ec, n) = co_await bhttp::async_write(stream, go_on, kTuple);
+        std::tie(ec, std::ignore) = co_await bhttp::async_write(transport.stream(), go_on, kTuple);
       }
-      if (!ec) std::tie(ec, n) = co_await bhttp::async_read(stream, buffer, parser, kTuple);
+      if (!ec) ec = co_await transport.read(buffer, parser, false);
+      transport.unlimit();  // the handler takes the time it takes
       const auto started = std::chrono::steady_clock::now();
       if (ec) {
         std::optional<Error> reply;
@@ -567,7 +745,7 @@ struct Server::Impl {
           const auto& req = parser.get();
           record(conn.context, std::string(req.method_string()), std::string(req.target()), nullptr,
                  res, remote, 0, started, util::trace_from_headers(std::nullopt, std::nullopt));
-          co_await write(stream, res, false, false);
+          co_await write(transport, res, false, false);
         }
         co_return;
       }
@@ -622,10 +800,10 @@ struct Server::Impl {
              req.trace);
       const bool again = keep_alive && !stopping;
       if (res->stream) {
-        if (!co_await write_stream(stream, *res, again) || !again) co_return;
+        if (!co_await write_stream(transport, *res, again) || !again) co_return;
         continue;
       }
-      co_await write(stream, *res, again, req.method == "HEAD");
+      co_await write(transport, *res, again, req.method == "HEAD");
       if (!again) co_return;
     }
   }
@@ -642,8 +820,8 @@ struct Server::Impl {
   // Relays a streamed body as chunks. Pieces are pulled on the handler pool (the source may
   // block on an upstream agent) and written from this connection's strand. A source that fails
   // midway leaves the response without its last chunk, which tells the client it was cut.
-  template <class Stream>
-  asio::awaitable<bool> write_stream(Stream& stream, const Response& res, bool keep_alive) {
+  template <class Transport>
+  asio::awaitable<bool> write_stream(Transport& transport, const Response& res, bool keep_alive) {
     bhttp::response<bhttp::empty_body> out;
     out.version(11);
     out.result(static_cast<unsigned>(res.status));
@@ -653,8 +831,8 @@ struct Server::Impl {
     out.keep_alive(keep_alive);
     out.chunked(true);
     bhttp::response_serializer<bhttp::empty_body> sr(out);
-    auto& lowest = beast::get_lowest_layer(stream);
-    lowest.expires_after(options.idle_timeout);
+    auto& stream = transport.stream();
+    transport.limit(options.idle_timeout);
     auto [ec, n] = co_await bhttp::async_write_header(stream, sr, kTuple);
     if (ec) co_return false;
     for (;;) {
@@ -670,7 +848,7 @@ struct Server::Impl {
         co_return false;
       }
       if (!piece.empty()) {
-        lowest.expires_after(options.idle_timeout);
+        transport.limit(options.idle_timeout);
         std::tie(ec, n) =
             co_await asio::async_write(stream, bhttp::make_chunk(asio::buffer(piece)), kTuple);
         if (ec) co_return false;  // the client went away; dropping the source ends the upstream
@@ -681,8 +859,9 @@ struct Server::Impl {
     co_return !ec;
   }
 
-  template <class Stream>
-  asio::awaitable<void> write(Stream& stream, const Response& res, bool keep_alive, bool head) {
+  template <class Transport>
+  asio::awaitable<void> write(Transport& transport, const Response& res, bool keep_alive,
+                              bool head) {
     // The head is written by hand and the body sent from where it is, in one gather write:
     // Beast's serializer costs more than the rest of a small response.
     std::string header = outbound::status_line(res.status);
@@ -691,10 +870,9 @@ struct Server::Impl {
       outbound::append_header(header, h.name, h.value);
     if (!keep_alive) header += "Connection: close\r\n";
     header += "Content-Length: " + std::to_string(res.body.size()) + "\r\n\r\n";
-    beast::get_lowest_layer(stream).expires_after(options.idle_timeout);
-    const std::array<asio::const_buffer, 2> buffers{
-        asio::buffer(header), head ? asio::const_buffer() : asio::buffer(res.body)};
-    co_await asio::async_write(stream, buffers, kTuple);
+    transport.limit(options.idle_timeout);
+    co_await transport.write(
+        {asio::buffer(header), head ? asio::const_buffer() : asio::buffer(res.body)});
   }
 
   void record(std::size_t context, const std::string& method, const std::string& target,

@@ -126,6 +126,9 @@ class Store {
                                      const std::vector<boost::json::value>& bodies) = 0;
   virtual std::vector<Event> read_events(std::string_view stream, std::int64_t after_sequence,
                                          std::size_t limit) = 0;
+  // The newest `limit` events of a stream, oldest first: a tail costs its own size, not the
+  // stream's whole history.
+  virtual std::vector<Event> read_last_events(std::string_view stream, std::size_t limit) = 0;
 
   // The change log: every write commit() applied, newest last. The log keeps the latest
   // kChangesKept changes; a reader further behind must rebuild what it holds.

@@ -44,6 +44,9 @@ class SlowEventDisk final : public store::Store {
                                         std::size_t limit) override {
     return real_->read_events(s, after, limit);
   }
+  std::vector<store::Event> read_last_events(std::string_view s, std::size_t limit) override {
+    return real_->read_last_events(s, limit);
+  }
   std::vector<store::Change> read_changes(std::int64_t after, std::size_t limit) override {
     return real_->read_changes(after, limit);
   }

@@ -1,7 +1,10 @@
-// The blocking HTTP client against a real socket on loopback: its keep-alive pool and what it
-// does when the peer has closed pooled connections.
+// The HTTP clients against a real socket on loopback: the blocking one and the server's
+// asynchronous one (what the gateway calls agents with): keep-alive pools, what they do when the
+// peer has closed pooled connections, large bodies, and agents that do not answer.
 
 #include "http/client.hpp"
+#include "http/server.hpp"
+#include "util/metrics.hpp"
 
 #include <gtest/gtest.h>
 
@@ -14,6 +17,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <future>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -72,20 +76,31 @@ class KeepAliveServer {
  private:
   void serve(int fd) {
     std::string in;
-    char buf[4096];
+    char buf[65536];
     for (;;) {
       const auto n = ::read(fd, buf, sizeof buf);
       if (n <= 0) break;
       in.append(buf, static_cast<std::size_t>(n));
-      if (in.find("\r\n\r\n") == std::string::npos) continue;
-      in.clear();  // the test's requests have no body
+      const auto end = in.find("\r\n\r\n");
+      if (end == std::string::npos) continue;
+      std::size_t length = 0;
+      if (const auto at = in.find("Content-Length: "); at != std::string::npos && at < end) {
+        length = std::stoul(in.substr(at + 16));
+      }
+      if (in.size() < end + 4 + length) continue;
+      const std::size_t body = in.size() - end - 4;
+      in.clear();
       {
         std::unique_lock lock(mu_);
         ++requests_;
         cv_.notify_all();
         cv_.wait_for(lock, 5s, [&] { return requests_ >= hold_; });
+        if (silent_) continue;  // reads on, never answers
       }
-      const std::string reply = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+      // The body's size as the answer tells the client all of it arrived.
+      const std::string text = body == 0 ? "ok" : std::to_string(body);
+      const std::string reply =
+          "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(text.size()) + "\r\n\r\n" + text;
       if (::write(fd, reply.data(), reply.size()) < 0) break;
     }
     std::lock_guard lock(mu_);
@@ -93,6 +108,13 @@ class KeepAliveServer {
     ::close(fd);
   }
 
+ public:
+  void go_silent() {
+    std::lock_guard lock(mu_);
+    silent_ = true;
+  }
+
+ private:
   int listener_ = -1;
   int port_ = 0;
   int hold_;
@@ -103,6 +125,7 @@ class KeepAliveServer {
   std::vector<std::thread> workers_;
   int connections_ = 0;
   int requests_ = 0;
+  bool silent_ = false;
 };
 
 TEST(HttpClient, RetriesOnAFreshConnectionWhenPooledOnesWereClosed) {
@@ -128,6 +151,94 @@ TEST(HttpClient, RetriesOnAFreshConnectionWhenPooledOnesWereClosed) {
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.body, "ok");
   EXPECT_EQ(server.connections(), 4);
+}
+
+// The server's asynchronous client, called as a fast path calls it, waited for here.
+class AsyncCaller {
+ public:
+  AsyncCaller() {
+    http::ServerOptions options;
+    options.port = 0;
+    options.threads = 1;
+    options.handle_signals = false;
+    options.access_log = false;
+    server_ = std::make_unique<http::Server>(router_, metrics_, options);
+    server_->listen();
+    thread_ = std::thread([this] { server_->run(); });
+  }
+  ~AsyncCaller() {
+    server_->stop();
+    thread_.join();
+  }
+  // The reply, or the ClientError the callback got.
+  http::ClientResponse post(const std::string& url, std::string body,
+                            std::chrono::milliseconds timeout = 5s) {
+    std::promise<http::ClientResponse> reply;
+    server_->async_client().request("POST", url, std::move(body), {}, timeout,
+                                    [&reply](http::ClientResponse r, std::exception_ptr e) {
+                                      if (e) {
+                                        reply.set_exception(e);
+                                      } else {
+                                        reply.set_value(std::move(r));
+                                      }
+                                    });
+    return reply.get_future().get();
+  }
+
+ private:
+  http::Router router_;
+  util::MetricsRegistry metrics_;
+  std::unique_ptr<http::Server> server_;
+  std::thread thread_;
+};
+
+TEST(AsyncHttpClient, ReusesItsConnectionAndRetriesWhenThePeerClosedIt) {
+  KeepAliveServer server(1);
+  AsyncCaller caller;
+  for (int i = 0; i < 5; ++i) {
+    const auto r = caller.post(server.url(), "");
+    EXPECT_EQ(r.status, 200);
+    EXPECT_EQ(r.body, "ok");
+  }
+  EXPECT_EQ(server.connections(), 1);
+  server.close_all();
+  std::this_thread::sleep_for(50ms);
+  const auto r = caller.post(server.url(), "{\"a\": 1}");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "8");
+  EXPECT_EQ(server.connections(), 2);
+}
+
+// A body larger than a socket's buffer goes out in pieces, and the reply is still read whole.
+TEST(AsyncHttpClient, SendsABodyLargerThanTheSocketBuffer) {
+  KeepAliveServer server(1);
+  AsyncCaller caller;
+  const std::string body(6 << 20, 'x');
+  const auto r = caller.post(server.url(), body);
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, std::to_string(body.size()));
+  // And the connection serves the next exchange.
+  EXPECT_EQ(caller.post(server.url(), "").body, "ok");
+  EXPECT_EQ(server.connections(), 1);
+}
+
+TEST(AsyncHttpClient, AnAgentThatDoesNotAnswerTimesOut) {
+  KeepAliveServer server(1);
+  AsyncCaller caller;
+  EXPECT_EQ(caller.post(server.url(), "").body, "ok");  // pooled from here on
+  server.go_silent();
+  for (int i = 0; i < 2; ++i) {  // on the pooled connection, then on a fresh one
+    const auto started = std::chrono::steady_clock::now();
+    try {
+      caller.post(server.url(), "", 300ms);
+      ADD_FAILURE() << "a silent agent answered";
+    } catch (const http::ClientError& e) {
+      EXPECT_EQ(e.kind(), http::ClientError::Kind::timeout) << e.what();
+    }
+    const auto waited = std::chrono::steady_clock::now() - started;
+    EXPECT_GE(waited, 250ms);
+    EXPECT_LT(waited, 3s);
+  }
 }
 
 }  // namespace

@@ -200,6 +200,25 @@ TEST_P(StoreContract, EventsAreOrderedPerStream) {
   EXPECT_EQ(after[0].sequence, e3);
 }
 
+// GET /audit shows the newest entries; reading them must not depend on the stream's length.
+TEST_P(StoreContract, TheLastEventsOfAStreamComeOldestFirst) {
+  auto s = open();
+  std::vector<boost::json::value> batch;
+  for (int i = 0; i < 30; ++i)
+    batch.push_back(boost::json::object{{"i", i}});
+  s->append_events("audit", batch);
+  s->append_event("other", boost::json::object{{"i", 99}});
+  const auto tail = s->read_last_events("audit", 5);
+  ASSERT_EQ(tail.size(), 5u);
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(tail[static_cast<std::size_t>(i)].body.at("i"), 25 + i);
+    EXPECT_EQ(tail[static_cast<std::size_t>(i)].stream, "audit");
+  }
+  EXPECT_LT(tail.front().sequence, tail.back().sequence);
+  EXPECT_EQ(s->read_last_events("audit", 100).size(), 30u);
+  EXPECT_TRUE(s->read_last_events("nothing", 5).empty());
+}
+
 TEST_P(StoreContract, EventBatchesAreAppendedInOrder) {
   auto s = open();
   std::vector<boost::json::value> batch;

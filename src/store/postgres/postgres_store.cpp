@@ -286,6 +286,21 @@ class PostgresStore final : public Store {
     });
   }
 
+  std::vector<Event> read_last_events(std::string_view stream, std::size_t limit) override {
+    return with_connection([&](Connection& c) {
+      const auto r = c.exec(
+          "SELECT sequence, body, created_at FROM events WHERE stream = $1 ORDER BY sequence DESC "
+          "LIMIT $2",
+          {stream, std::to_string(limit)});
+      std::vector<Event> out;
+      for (int i = r->rows() - 1; i >= 0; --i) {
+        out.push_back(Event{r->integer(i, 0), std::string(stream), parse_stored(r->text(i, 1)),
+                            r->integer(i, 2)});
+      }
+      return out;
+    });
+  }
+
   std::vector<Change> read_changes(std::int64_t after_sequence, std::size_t limit) override {
     return with_connection([&](Connection& c) {
       const auto r = c.exec(

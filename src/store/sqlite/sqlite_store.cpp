@@ -7,6 +7,7 @@
 #include <sqlite3.h>
 #include <boost/json/serialize.hpp>
 
+#include <algorithm>
 #include <mutex>
 
 namespace schemagate::store::sqlite {
@@ -224,6 +225,19 @@ class SqliteStore final : public Store {
     return out;
   }
 
+  std::vector<Event> read_last_events(std::string_view stream, std::size_t limit) override {
+    std::lock_guard lock(mu_);
+    std::vector<Event> out;
+    auto& st = read_last_events_->bind(stream, limit);
+    while (st.step()) {
+      out.push_back(
+          Event{st.integer(0), std::string(stream), parse_stored(st.text(1)), st.integer(2)});
+    }
+    st.done();
+    std::reverse(out.begin(), out.end());
+    return out;
+  }
+
   std::vector<Change> read_changes(std::int64_t after_sequence, std::size_t limit) override {
     std::lock_guard lock(mu_);
     std::vector<Change> out;
@@ -355,6 +369,9 @@ class SqliteStore final : public Store {
     read_events_.emplace(conn_,
                          "SELECT sequence, body, created_at FROM events WHERE stream = ? AND "
                          "sequence > ? ORDER BY sequence LIMIT ?");
+    read_last_events_.emplace(conn_,
+                              "SELECT sequence, body, created_at FROM events WHERE stream = ? "
+                              "ORDER BY sequence DESC LIMIT ?");
   }
 
   std::string path_;
@@ -363,7 +380,7 @@ class SqliteStore final : public Store {
   Connection conn_;
   int schema_version_ = 0;
   std::optional<Statement> ping_, get_, head_, list_, upsert_, delete_, append_, read_events_,
-      change_, read_changes_, last_change_;
+      read_last_events_, change_, read_changes_, last_change_;
   std::uint64_t commits_ = 0;
 };
 
