@@ -118,9 +118,8 @@ inline void append_header(std::string& out, std::string_view name, std::string_v
   out += ": ";
   const auto start = out.size();
   out.append(value.data(), value.size());
-  for (auto i = out.find_first_of("\r\n", start); i != std::string::npos;
-       i = out.find_first_of("\r\n", i + 1)) {
-    out[i] = ' ';
+  for (auto i = start; i < out.size(); ++i) {
+    if (out[i] == '\r' || out[i] == '\n') out[i] = ' ';
   }
   out += "\r\n";
 }

@@ -254,7 +254,9 @@ class AsyncClientImpl final : public AsyncClient {
       return;
     }
     // The request head is written by hand (as for responses); the body goes out as it is.
-    std::string head = method + " " + target.path + " HTTP/1.1\r\n";
+    std::string head;
+    head.reserve(256);
+    head.append(method).append(" ").append(target.path).append(" HTTP/1.1\r\n");
     outbound::append_header(head, "Host", target.host);
     head += "User-Agent: schemagate\r\n";
     for (const auto& h : headers)
@@ -864,7 +866,9 @@ struct Server::Impl {
                               bool head) {
     // The head is written by hand and the body sent from where it is, in one gather write:
     // Beast's serializer costs more than the rest of a small response.
-    std::string header = outbound::status_line(res.status);
+    std::string header;
+    header.reserve(256);
+    header += outbound::status_line(res.status);
     header += "Server: schemagate\r\n";
     for (const auto& h : res.headers)
       outbound::append_header(header, h.name, h.value);
