@@ -215,26 +215,13 @@ class SqliteStore final : public Store {
   std::vector<Event> read_events(std::string_view stream, std::int64_t after_sequence,
                                  std::size_t limit) override {
     std::lock_guard lock(mu_);
-    std::vector<Event> out;
-    auto& st = read_events_->bind(stream, after_sequence, limit);
-    while (st.step()) {
-      out.push_back(
-          Event{st.integer(0), std::string(stream), parse_stored(st.text(1)), st.integer(2)});
-    }
-    st.done();
-    return out;
+    return events_of(read_events_->bind(stream, after_sequence, limit), stream);
   }
 
   std::vector<Event> read_last_events(std::string_view stream, std::size_t limit) override {
     std::lock_guard lock(mu_);
-    std::vector<Event> out;
-    auto& st = read_last_events_->bind(stream, limit);
-    while (st.step()) {
-      out.push_back(
-          Event{st.integer(0), std::string(stream), parse_stored(st.text(1)), st.integer(2)});
-    }
-    st.done();
-    std::reverse(out.begin(), out.end());
+    auto out = events_of(read_last_events_->bind(stream, limit), stream);
+    std::reverse(out.begin(), out.end());  // read newest first
     return out;
   }
 
@@ -372,6 +359,17 @@ class SqliteStore final : public Store {
     read_last_events_.emplace(conn_,
                               "SELECT sequence, body, created_at FROM events WHERE stream = ? "
                               "ORDER BY sequence DESC LIMIT ?");
+  }
+
+  // The rows of a bound (sequence, body, created_at) query, in the order it returns them.
+  static std::vector<Event> events_of(Statement& st, std::string_view stream) {
+    std::vector<Event> out;
+    while (st.step()) {
+      out.push_back(
+          Event{st.integer(0), std::string(stream), parse_stored(st.text(1)), st.integer(2)});
+    }
+    st.done();
+    return out;
   }
 
   std::string path_;
