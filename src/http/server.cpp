@@ -91,6 +91,7 @@ class Deadline : public std::enable_shared_from_this<Deadline> {
   void expires_at(Clock::time_point at) {
     at_ = at;
     paused_ = false;
+    expired_ = false;  // an expiry that fell between operations cancelled nothing
     if (!armed_ || at_ < armed_at_) arm(at_);
   }
   // No limit until the next expires_*: while a handler runs, or a pooled connection waits.
