@@ -31,7 +31,6 @@
 #include <mutex>
 #include <set>
 #include <thread>
-#include <type_traits>
 #include <unordered_map>
 
 namespace schemagate::http {
@@ -191,13 +190,15 @@ class PlainTransport {
     boost::system::error_code ignored;
     socket_.cancel(ignored);
   }
+  // Hand back the read's and the send's own coroutines: no frame of a forwarding one per call.
   template <class Parser>
   asio::awaitable<boost::system::error_code> read(beast::flat_buffer& buffer, Parser& parser,
                                                   bool header_only) {
-    co_return co_await read_message(socket_, buffer, parser, header_only);
+    return read_message(socket_, buffer, parser, header_only);
   }
-  asio::awaitable<void> write(const std::array<asio::const_buffer, 2>& buffers) {
-    co_await send_all(socket_, buffers);
+  asio::awaitable<boost::system::error_code> write(
+      const std::array<asio::const_buffer, 2>& buffers) {
+    return send_all(socket_, buffers);
   }
 
  private:
@@ -222,8 +223,10 @@ class TlsTransport {
                                : co_await bhttp::async_read(stream_, buffer, parser, kTuple);
     co_return ec;
   }
-  asio::awaitable<void> write(const std::array<asio::const_buffer, 2>& buffers) {
-    co_await asio::async_write(stream_, buffers, kTuple);
+  asio::awaitable<boost::system::error_code> write(
+      const std::array<asio::const_buffer, 2>& buffers) {
+    auto [ec, n] = co_await asio::async_write(stream_, buffers, kTuple);
+    co_return ec;
   }
 
  private:

@@ -11,6 +11,7 @@
 
 #include <poll.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <memory>
@@ -270,6 +271,16 @@ class PostgresStore final : public Store {
     });
   }
 
+  // The rows of a (sequence, body, created_at) query, in the order it returned them.
+  static std::vector<Event> events_of(const Result& r, std::string_view stream) {
+    std::vector<Event> out;
+    for (int i = 0; i < r.rows(); ++i) {
+      out.push_back(
+          Event{r.integer(i, 0), std::string(stream), parse_stored(r.text(i, 1)), r.integer(i, 2)});
+    }
+    return out;
+  }
+
   std::vector<Event> read_events(std::string_view stream, std::int64_t after_sequence,
                                  std::size_t limit) override {
     return with_connection([&](Connection& c) {
@@ -277,12 +288,7 @@ class PostgresStore final : public Store {
           "SELECT sequence, body, created_at FROM events WHERE stream = $1 AND sequence > $2 "
           "ORDER BY sequence LIMIT $3",
           {stream, std::to_string(after_sequence), std::to_string(limit)});
-      std::vector<Event> out;
-      for (int i = 0; i < r->rows(); ++i) {
-        out.push_back(Event{r->integer(i, 0), std::string(stream), parse_stored(r->text(i, 1)),
-                            r->integer(i, 2)});
-      }
-      return out;
+      return events_of(*r, stream);
     });
   }
 
@@ -292,11 +298,8 @@ class PostgresStore final : public Store {
           "SELECT sequence, body, created_at FROM events WHERE stream = $1 ORDER BY sequence DESC "
           "LIMIT $2",
           {stream, std::to_string(limit)});
-      std::vector<Event> out;
-      for (int i = r->rows() - 1; i >= 0; --i) {
-        out.push_back(Event{r->integer(i, 0), std::string(stream), parse_stored(r->text(i, 1)),
-                            r->integer(i, 2)});
-      }
+      auto out = events_of(*r, stream);
+      std::reverse(out.begin(), out.end());  // read newest first
       return out;
     });
   }
