@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cctype>
 #include <cmath>
 #include <limits>
@@ -80,10 +81,21 @@ constexpr double kK1 = 1.2;
 // made no difference from 30 to 300.
 constexpr double kLexicalShare = 0.5;
 constexpr std::size_t kDensePool = 32;
+// How many neighbours a ranked search may fetch to bound the similarity of the cards it has not
+// seen (see search()), and below which share of the best lexical score the bar for further
+// lexical matches must be for that to be worth it (at a million cards, a bar under 40% of the
+// best score lets tens of thousands of matches through; one at half of it, a few hundred).
+// Beyond this pool, it reads the lexical matches over the bar instead.
+constexpr std::size_t kWidestDensePool = 512;
+constexpr double kWidenBelow = 0.4;
 // A card that shares no word with the query needs at least this cosine to be a result at all, so
 // that a query about nothing in the registry finds nothing (0.3 costs 0.1 nDCG on MetaTool).
 constexpr float kDenseOnlyFloor = 0.3f;
 constexpr std::size_t kCompactAfterDead = 1024;
+// How far (relative) the live documents' average field lengths may move from those that impacts
+// were normalised by before every impact is computed again: 2% moves a normalised count by at
+// most 1% (b = 0.5), and at a million documents the averages hardly move.
+constexpr double kAverageDrift = 0.02;
 constexpr double kB = 0.5;
 
 // A term's occurrences in one document, field by field.
@@ -104,32 +116,45 @@ struct Doc {
   std::array<std::uint32_t, kFields> length{};
   bool alive = true;
 
-  bool has_term(std::uint32_t term) const {
+  // The term's counts in this document, null when it does not hold it.
+  const FieldCounts* counts_of(std::uint32_t term) const {
     const auto it =
         std::lower_bound(terms.begin(), terms.end(), term,
                          [](const TermCount& c, std::uint32_t t) { return c.term < t; });
-    return it != terms.end() && it->term == term;
+    return it != terms.end() && it->term == term ? &it->tf : nullptr;
   }
+  bool has_term(std::uint32_t term) const { return counts_of(term) != nullptr; }
 };
 
-// A term's occurrences in one document, field by field: scoring reads these.
+// A document holding a term, and what the term's occurrences there are worth before the term's
+// idf: the BM25F saturated count, weighted by field and normalised by the field lengths against
+// the index's averages (Impl::impact). Scoring reads these, not the documents.
 struct Posting {
   std::uint32_t slot;
-  FieldCounts tf;
+  float impact;
 };
 
 constexpr std::size_t kEvery = std::numeric_limits<std::size_t>::max();
+// A term held by at least one document in kDenseShare (and by kDenseMin or more) keeps its
+// documents as a bitmap too: counting a query's matches then ORs a word per 64 documents
+// instead of visiting each posting (at a million agents, a 30-word query's common words hold
+// millions of postings; their bitmaps are 128 KB each).
+constexpr std::size_t kDenseShare = 32;
+constexpr std::size_t kDenseMin = 256;
+// Documents scored up front to estimate a ranked search's k-th best score (see top_matches).
+constexpr std::size_t kEstimateDocuments = 1024;
+constexpr std::uint32_t kSparse = std::numeric_limits<std::uint32_t>::max();
+using Bits = std::vector<std::uint64_t>;
+
+void set_bit(Bits& bits, std::uint32_t slot) {
+  if (bits.size() <= slot / 64) bits.resize(slot / 64 + 1, 0);
+  bits[slot / 64] |= std::uint64_t{1} << (slot % 64);
+}
+void clear_bit(Bits& bits, std::uint32_t slot) {
+  if (slot / 64 < bits.size()) bits[slot / 64] &= ~(std::uint64_t{1} << (slot % 64));
+}
 constexpr std::uint8_t kAlive = 1;
 constexpr std::uint8_t kPublic = 2;
-
-// A term's counts weighted by field, before length normalisation. Normalisation divides by
-// (1 - b + b * length / average) >= 1 - b, so weighted / (1 - b) bounds the normalised count.
-float weighted(const FieldCounts& tf) {
-  double w = 0;
-  for (std::size_t f = 0; f < kFields; ++f)
-    w += kWeights[f] * tf[f];
-  return static_cast<float>(w);
-}
 
 double saturate(double tf) {
   return tf * (kK1 + 1.0) / (tf + kK1);
@@ -218,13 +243,25 @@ struct SearchIndex::Impl {
   std::map<std::string, std::uint32_t, std::less<>> by_id;      // id -> slot (sorted for listing)
   std::unordered_map<std::string, std::uint32_t> term_numbers;  // the dictionary
   std::vector<std::vector<Posting>> postings;                   // term number -> documents
-  // Term number -> live documents holding it (idf), and the highest weighted count any document
-  // ever had (the term's score bound, which lets a ranked search skip documents: see top_matches).
+  // Term number -> live documents holding it (idf), and the highest impact any of its postings
+  // has had (times idf, the term's score bound, which lets a ranked search skip documents: see
+  // top_matches).
   std::vector<std::uint32_t> live_df;
-  std::vector<float> max_weighted_tf;
-  // Slot -> kAlive | kPublic: counting matches reads this, not the (much larger) documents.
+  std::vector<float> max_impact;
+  // Slot -> kAlive | kPublic: ranking reads this, not the (much larger) documents.
   std::vector<std::uint8_t> state;
+  // The same as bits, live public slots and live private ones: what counting matches reads.
+  Bits public_live, private_live;
+  // Term number -> its bitmap in `bitmaps` (all its postings, dead slots too), or kSparse.
+  std::vector<std::uint32_t> bitmap_of;
+  std::vector<Bits> bitmaps;
   std::array<double, kFields> total_length{};
+  // The average field lengths that impacts are normalised by: those of the live documents when
+  // impacts were last computed again, which happens once the true averages move more than
+  // kAverageDrift from them (every score uses the same averages, so equal documents score
+  // equally, and a posting's impact is computed once, not per query).
+  std::array<double, kFields> scored_avg{};
+  bool deferring_impacts = false;  // a bulk load: computed again once, at its end
   std::size_t alive = 0;
   VectorIndex vectors;
 
@@ -234,37 +271,48 @@ struct SearchIndex::Impl {
   void insert(Doc d, const std::string& id, const embed::Vector& vector);
 
   using Admit = std::function<bool(std::uint32_t)>;
-  using Averages = std::array<double, kFields>;
 
   // The query's known terms, each once, by increasing bound.
   std::vector<QueryTerm> query_terms(const std::vector<std::string>& words) const;
-  double term_score(const QueryTerm& t, const FieldCounts& tf, const Doc& d,
-                    const Averages& avg) const {
+  float impact(const FieldCounts& tf, const Doc& d) const {
     double normalised = 0;
     for (std::size_t f = 0; f < kFields; ++f) {
       if (tf[f] == 0) continue;
-      normalised += kWeights[f] * tf[f] / (1.0 - kB + kB * d.length[f] / avg[f]);
+      normalised += kWeights[f] * tf[f] / (1.0 - kB + kB * d.length[f] / scored_avg[f]);
     }
-    return t.idf * saturate(normalised);
+    return static_cast<float>(saturate(normalised));
   }
+  // The averages of the live documents now.
+  std::array<double, kFields> live_averages() const {
+    std::array<double, kFields> avg{};
+    for (std::size_t f = 0; f < kFields; ++f)
+      avg[f] =
+          std::max(1.0, total_length[f] / static_cast<double>(std::max<std::size_t>(alive, 1)));
+    return avg;
+  }
+  // Computes every live posting's impact again, when the averages have drifted (or `always`).
+  void follow_averages(bool always = false);
   // One document's lexical score, 0 when it holds none of the terms.
-  double lexical_score(std::uint32_t slot, const std::vector<QueryTerm>& terms,
-                       const Averages& avg) const;
+  double lexical_score(std::uint32_t slot, const std::vector<QueryTerm>& terms) const;
   // Admitted documents holding at least one of the terms.
   std::size_t count_matches(const std::vector<QueryTerm>& terms, bool no_filters,
+                            const Admit& admit) const;
+  // A lower bound of the k-th best admitted score: the k-th best of a few documents of the
+  // strongest terms (0 when there are too few, or k is large).
+  double estimate_kth_score(const std::vector<QueryTerm>& terms, std::size_t k,
                             const Admit& admit) const;
   // The `k` best admitted documents by lexical score that score at least `floor`, best first;
   // `complete` when there are no more such matches than those.
   std::vector<Scored> top_matches(const std::vector<QueryTerm>& terms, std::size_t k, double floor,
-                                  const Admit& admit, const Averages& avg, bool& complete) const;
+                                  const Admit& admit, bool& complete) const;
   // Every admitted match, term at a time, the best first and the rest in no order: what
   // top_matches must agree with (prune_postings(false)).
-  std::vector<Scored> all_matches(const std::vector<QueryTerm>& terms, const Admit& admit,
-                                  const Averages& avg) const;
+  std::vector<Scored> all_matches(const std::vector<QueryTerm>& terms, const Admit& admit) const;
   // The fused page from the nearest cards and the best lexical matches. 0 when the page is
   // final, else the lexical score a match beyond `lexical` needs to reach it.
+  // `asked`: how many neighbours were asked for (fewer came: every card with a vector is there).
   double fuse(const embed::Vector& query_vector,
-              const std::vector<VectorIndex::Neighbour>& neighbours,
+              const std::vector<VectorIndex::Neighbour>& neighbours, std::size_t asked,
               const std::vector<double>& neighbour_lexical, const std::vector<Scored>& lexical,
               bool complete, std::size_t wanted, std::vector<SearchIndex::Hit>& hits) const;
   bool ranks_before(const Scored& a, const Scored& b) const {
@@ -322,8 +370,9 @@ struct SearchIndex::Impl {
       if (it == term_numbers.end()) {
         it = term_numbers.emplace(word, static_cast<std::uint32_t>(term_numbers.size())).first;
         postings.emplace_back();
+        bitmap_of.push_back(kSparse);
         live_df.push_back(0);
-        max_weighted_tf.push_back(0.0f);
+        max_impact.push_back(0.0f);
       }
       d.terms.push_back({it->second, tf});
     }
@@ -347,9 +396,11 @@ struct SearchIndex::Impl {
 // page is final.
 double SearchIndex::Impl::fuse(const embed::Vector& query_vector,
                                const std::vector<VectorIndex::Neighbour>& neighbours,
-                               const std::vector<double>& neighbour_lexical,
+                               std::size_t asked, const std::vector<double>& neighbour_lexical,
                                const std::vector<Scored>& lexical, bool complete,
                                std::size_t wanted, std::vector<SearchIndex::Hit>& hits) const {
+  // The nearest `pool` cards are candidates whatever their words; further neighbours (when more
+  // were asked for, to bound the similarity of the cards not seen) only as lexical matches.
   const std::size_t pool = std::max(kDensePool, wanted);
   // The best lexical match overall is the first of `lexical` (neighbours match no better).
   double best_lexical = lexical.empty() ? 0.0 : lexical.front().score;
@@ -358,7 +409,7 @@ double SearchIndex::Impl::fuse(const embed::Vector& query_vector,
   const float best_sim = neighbours.empty() ? 1.0f : std::max(neighbours.front().similarity, 1e-6f);
   // Fewer neighbours than asked for means every card with a vector was seen.
   const float sim_bound =
-      neighbours.size() < pool ? 0.0f : std::max(0.0f, neighbours.back().similarity);
+      neighbours.size() < asked ? 0.0f : std::max(0.0f, neighbours.back().similarity);
   auto fused = [&](double lex, float sim) {
     const double l = best_lexical > 0 ? lex / best_lexical : 0.0;
     const double d = std::min(1.0f, std::max(0.0f, sim) / best_sim);
@@ -380,7 +431,7 @@ double SearchIndex::Impl::fuse(const embed::Vector& query_vector,
   for (std::size_t i = 0; i < neighbours.size(); ++i) {
     const auto& n = neighbours[i];
     seen.insert(n.slot);
-    if (neighbour_lexical[i] == 0.0 && n.similarity < kDenseOnlyFloor) continue;
+    if (neighbour_lexical[i] == 0.0 && (i >= pool || n.similarity < kDenseOnlyFloor)) continue;
     const double score = fused(neighbour_lexical[i], n.similarity);
     offer(score);
     hits.push_back({docs[n.slot].card.get(), score});
@@ -417,68 +468,63 @@ std::vector<QueryTerm> SearchIndex::Impl::query_terms(const std::vector<std::str
     }
     const double df = live_df[*number];
     const double idf = std::log(1.0 + (n - df + 0.5) / (df + 0.5));
-    terms.push_back(
-        {&postings[*number], *number, idf, idf * saturate(max_weighted_tf[*number] / (1.0 - kB))});
+    terms.push_back({&postings[*number], *number, idf, idf * max_impact[*number]});
   }
   std::sort(terms.begin(), terms.end(),
             [](const QueryTerm& a, const QueryTerm& b) { return a.bound < b.bound; });
   return terms;
 }
 
-double SearchIndex::Impl::lexical_score(std::uint32_t slot, const std::vector<QueryTerm>& terms,
-                                        const Averages& avg) const {
+double SearchIndex::Impl::lexical_score(std::uint32_t slot,
+                                        const std::vector<QueryTerm>& terms) const {
   const Doc& d = docs[slot];
   double score = 0;
   for (const auto& t : terms) {
-    const auto it =
-        std::lower_bound(d.terms.begin(), d.terms.end(), t.number,
-                         [](const TermCount& c, std::uint32_t n) { return c.term < n; });
-    if (it != d.terms.end() && it->term == t.number) score += term_score(t, it->tf, d, avg);
+    if (const auto* tf = d.counts_of(t.number)) score += t.idf * impact(*tf, d);
   }
   return score;
 }
 
 std::size_t SearchIndex::Impl::count_matches(const std::vector<QueryTerm>& terms, bool no_filters,
                                              const Admit& admit) const {
-  if (terms.size() == 1 && no_filters) {
-    // One term: its live documents, less the private ones the caller may not see.
-    std::size_t count = 0;
-    for (const auto& p : *terms[0].postings) {
-      const auto st = state[p.slot];
-      count += st == (kAlive | kPublic) || (st == kAlive && admit(p.slot));
-    }
-    return count;
-  }
-  std::vector<std::uint64_t> seen((docs.size() + 63) / 64);
-  std::size_t count = 0;
+  // The union of the terms' documents as a bitmap, then the live ones counted a word at a time:
+  // public ones by popcount when nothing filters, the rest by asking `admit`.
+  Bits seen(public_live.size(), 0);
   for (const auto& t : terms) {
-    for (const auto& p : *t.postings) {
-      auto& word = seen[p.slot / 64];
-      const std::uint64_t bit = std::uint64_t{1} << (p.slot % 64);
-      if (word & bit) continue;
-      word |= bit;
-      const auto st = state[p.slot];
-      if (st == 0) continue;
-      count += (no_filters && st == (kAlive | kPublic)) || admit(p.slot);
+    if (const auto b = bitmap_of[t.number]; b != kSparse) {
+      const Bits& bits = bitmaps[b];
+      for (std::size_t w = 0; w < bits.size(); ++w)
+        seen[w] |= bits[w];
+    } else {
+      for (const auto& p : *t.postings)
+        seen[p.slot / 64] |= std::uint64_t{1} << (p.slot % 64);
     }
+  }
+  std::size_t count = 0;
+  for (std::size_t w = 0; w < seen.size(); ++w) {
+    if (seen[w] == 0) continue;
+    const std::uint64_t shown = seen[w] & public_live[w];
+    std::uint64_t ask = seen[w] & (w < private_live.size() ? private_live[w] : 0);
+    if (no_filters) {
+      count += static_cast<std::size_t>(std::popcount(shown));
+    } else {
+      ask |= shown;
+    }
+    for (; ask != 0; ask &= ask - 1)
+      count += admit(static_cast<std::uint32_t>(w * 64 + std::countr_zero(ask)));
   }
   return count;
 }
 
-// Document at a time, with MaxScore pruning (Turtle and Fogg, 1995): terms are taken by
-// increasing bound; once the k-th best score exceeds the summed bounds of the weakest terms,
-// a document holding only those cannot enter, so their postings are no longer walked, only
-// probed (galloping) for documents that the stronger terms bring. At a million agents the
-// common words of a query hold hundreds of thousands of postings each; this reads a few.
 std::vector<Scored> SearchIndex::Impl::all_matches(const std::vector<QueryTerm>& terms,
-                                                   const Admit& admit, const Averages& avg) const {
+                                                   const Admit& admit) const {
   std::vector<double> sum(docs.size(), 0.0);
   std::vector<std::uint32_t> touched;
   for (const auto& t : terms) {
     for (const auto& p : *t.postings) {
       if (state[p.slot] == 0) continue;
       if (sum[p.slot] == 0.0) touched.push_back(p.slot);
-      sum[p.slot] += term_score(t, p.tf, docs[p.slot], avg);
+      sum[p.slot] += t.idf * p.impact;
     }
   }
   std::vector<Scored> out;
@@ -492,89 +538,125 @@ std::vector<Scored> SearchIndex::Impl::all_matches(const std::vector<QueryTerm>&
   return out;
 }
 
+double SearchIndex::Impl::estimate_kth_score(const std::vector<QueryTerm>& terms, std::size_t k,
+                                             const Admit& admit) const {
+  if (k == 0 || k > kEstimateDocuments / 4) return 0.0;
+  std::vector<double> best;  // a min-heap of the k best scores seen
+  std::vector<std::uint32_t> scored;
+  for (std::size_t i = terms.size(); i-- > 0 && scored.size() < kEstimateDocuments;) {
+    for (const auto& p : *terms[i].postings) {
+      if (scored.size() == kEstimateDocuments) break;
+      if (state[p.slot] != 0) scored.push_back(p.slot);
+    }
+  }
+  std::sort(scored.begin(), scored.end());
+  scored.erase(std::unique(scored.begin(), scored.end()), scored.end());
+  for (const auto slot : scored) {
+    if (!admit(slot)) continue;
+    const double score = lexical_score(slot, terms);
+    if (best.size() < k) {
+      best.push_back(score);
+      std::push_heap(best.begin(), best.end(), std::greater<>());
+    } else if (score > best.front()) {
+      std::pop_heap(best.begin(), best.end(), std::greater<>());
+      best.back() = score;
+      std::push_heap(best.begin(), best.end(), std::greater<>());
+    }
+  }
+  return best.size() == k ? best.front() : 0.0;
+}
+
+// MaxScore (Turtle and Fogg, 1995), term at a time: terms are taken by increasing bound; with a
+// lower bound of the k-th best score known first (estimate_kth_score), the weakest terms whose
+// bounds together stay under it cannot bring a document onto the page, so their postings are
+// not read: they are looked up, in the documents' own term lists, only for candidates that the
+// stronger terms bring. At a million agents the common words of a long query hold hundreds of
+// thousands of postings each; most are never read.
 std::vector<Scored> SearchIndex::Impl::top_matches(const std::vector<QueryTerm>& terms,
                                                    std::size_t k, double floor, const Admit& admit,
-                                                   const Averages& avg, bool& complete) const {
-  struct Cursor {
-    const Posting* at;
-    const Posting* end;
-  };
+                                                   bool& complete) const {
   const std::size_t m = terms.size();
-  std::vector<Cursor> cursors;
   std::vector<double> reach(m);  // reach[i]: the most terms 0..i can add together
-  for (std::size_t i = 0; i < m; ++i) {
-    const auto& list = *terms[i].postings;
-    cursors.push_back({list.data(), list.data() + list.size()});
+  for (std::size_t i = 0; i < m; ++i)
     reach[i] = (i ? reach[i - 1] : 0.0) + terms[i].bound;
-  }
-  // A little slack so that rounding in the bounds never drops a document that ties.
+  // A little slack so that rounding never drops a document that ties: in the bounds, and in the
+  // partial sums kept as floats (sixty terms summed lose less than 1e-5 of their value).
   auto below = [](double value, double threshold) { return value * (1.0 + 1e-9) < threshold; };
-  const auto worse_first = [this](const Scored& a, const Scored& b) { return ranks_before(a, b); };
-  std::vector<Scored> heap;  // the best k so far, the worst at the front
-  double threshold = floor;
-  std::size_t essential = 0;  // terms [essential, m) are walked; [0, essential) probed
+  auto below_partial = [](double value, double threshold) {
+    return value * (1.0 + 1e-5) < threshold;
+  };
+  double threshold = std::max(floor, estimate_kth_score(terms, k, admit));
+  // Terms [essential, m) are read in full; a document holding only weaker ones scores at most
+  // reach[essential - 1], under the threshold, and is never a candidate.
+  std::size_t essential = 0;
   while (essential < m && below(reach[essential], threshold))
     ++essential;
-  // The walked terms' next documents, the lowest slot on top: a document costs a few heap steps
-  // per term it holds, not a look at every term of a long query.
-  using Next = std::pair<std::uint32_t, std::uint32_t>;  // slot, term
-  std::vector<Next> next;
+  const double weak = essential ? reach[essential - 1] : 0.0;
+  // 1. The strong terms' scores summed term at a time into a slot-indexed array (floats: the
+  // array is read at random, and half the size stays in cache).
+  thread_local std::vector<float> sums;
+  if (sums.size() < docs.size()) sums.resize(docs.size(), 0.0f);
+  std::vector<std::uint32_t> touched;
   for (std::size_t i = essential; i < m; ++i) {
-    if (cursors[i].at != cursors[i].end) next.push_back({cursors[i].at->slot, i});
+    const auto idf = static_cast<float>(terms[i].idf);
+    for (const auto& p : *terms[i].postings) {
+      if (state[p.slot] == 0) continue;
+      float& sum = sums[p.slot];
+      if (sum == 0.0f) touched.push_back(p.slot);
+      sum += idf * p.impact;  // every term adds more than 0
+    }
   }
-  std::make_heap(next.begin(), next.end(), std::greater<>());
-  std::vector<double> part(m, 0.0);
-  std::vector<std::uint32_t> held;  // terms with a part in this document
-  while (!next.empty()) {
-    const std::uint32_t slot = next.front().first;
-    const Doc& d = docs[slot];
-    const bool live = state[slot] != 0;
-    double partial = 0;
-    held.clear();
-    while (!next.empty() && next.front().first == slot) {
-      std::pop_heap(next.begin(), next.end(), std::greater<>());
-      const std::uint32_t i = next.back().second;
-      next.pop_back();
-      // A term that stopped being walked is probed below, from where its cursor stands.
-      if (i < essential) continue;
-      auto& c = cursors[i];
-      if (live) {
-        part[i] = term_score(terms[i], c.at->tf, d, avg);
-        partial += part[i];
-        held.push_back(i);
-      }
-      if (++c.at != c.end) {
-        next.push_back({c.at->slot, i});
-        std::push_heap(next.begin(), next.end(), std::greater<>());
-      }
+  // 2. Candidates: documents that the weak terms they hold (by those terms' bitmaps, a bit
+  // each, where a document's own term list is a cache miss away) could lift over the bar.
+  std::vector<const Bits*> weak_bits(essential, nullptr);
+  for (std::size_t i = 0; i < essential; ++i) {
+    if (const auto b = bitmap_of[terms[i].number]; b != kSparse) weak_bits[i] = &bitmaps[b];
+  }
+  struct Candidate {
+    std::uint32_t slot;
+    double partial;
+  };
+  std::vector<Candidate> candidates;
+  for (const auto slot : touched) {
+    const double partial = sums[slot];
+    sums[slot] = 0.0f;
+    if (below_partial(partial + weak, threshold)) continue;
+    double held_bound = partial;
+    for (std::size_t i = 0; i < essential; ++i) {
+      const Bits* bits = weak_bits[i];
+      if (!bits || (slot / 64 < bits->size() && ((*bits)[slot / 64] >> (slot % 64) & 1) != 0))
+        held_bound += terms[i].bound;
     }
-    if (!live) continue;
-    const bool full = heap.size() == k;
-    const bool bounded = full || floor > 0;
-    bool pruned = false;
-    for (std::size_t i = essential; i-- > 0;) {
-      if (bounded && below(partial + reach[i], threshold)) {
-        pruned = true;
-        break;
-      }
-      auto& c = cursors[i];
-      c.at = skip_to(c.at, c.end, slot);
-      if (c.at != c.end && c.at->slot == slot) {
-        part[i] = term_score(terms[i], c.at->tf, d, avg);
-        partial += part[i];
-        held.push_back(static_cast<std::uint32_t>(i));
-      }
+    if (!below_partial(held_bound, threshold)) candidates.push_back({slot, partial});
+  }
+  // 3. The weak terms, strongest first, looked up in their postings (in slot order, galloping)
+  // for the candidates still able to reach the bar.
+  std::sort(candidates.begin(), candidates.end(),
+            [](const Candidate& a, const Candidate& b) { return a.slot < b.slot; });
+  for (std::size_t i = essential; i-- > 0 && !candidates.empty();) {
+    const auto& list = *terms[i].postings;
+    const Posting* at = list.data();
+    const Posting* end = at + list.size();
+    std::size_t kept = 0;
+    for (const auto& c : candidates) {
+      if (below_partial(c.partial + reach[i], threshold)) continue;
+      Candidate next = c;
+      at = skip_to(at, end, c.slot);
+      if (at != end && at->slot == c.slot) next.partial += terms[i].idf * at->impact;
+      candidates[kept++] = next;
     }
-    // Summed in one order for every document, so that equal documents score equally.
-    std::sort(held.begin(), held.end());
-    double score = 0;
-    for (const auto i : held) {
-      score += part[i];
-      part[i] = 0.0;
-    }
-    if (pruned || (bounded && below(partial, threshold)) || !admit(slot)) continue;
-    const Scored s{slot, score};
-    if (!full) {
+    candidates.resize(kept);
+  }
+  // 4. The survivors' exact scores, summed in term order as every reading of the index sums
+  // them, so that equal documents score equally.
+  const auto worse_first = [this](const Scored& a, const Scored& b) { return ranks_before(a, b); };
+  std::vector<Scored> heap;  // the best k so far, the worst at the front
+  for (const auto& c : candidates) {
+    if (below_partial(c.partial, threshold) || !admit(c.slot)) continue;
+    const double score = lexical_score(c.slot, terms);
+    if (below(score, threshold)) continue;
+    const Scored s{c.slot, score};
+    if (heap.size() < k) {
       heap.push_back(s);
       std::push_heap(heap.begin(), heap.end(), worse_first);
     } else if (ranks_before(s, heap.front())) {
@@ -584,11 +666,7 @@ std::vector<Scored> SearchIndex::Impl::top_matches(const std::vector<QueryTerm>&
     } else {
       continue;
     }
-    if (heap.size() == k) {
-      threshold = std::max(floor, heap.front().score);
-      while (essential < m && below(reach[essential], threshold))
-        ++essential;
-    }
+    if (heap.size() == k) threshold = std::max(threshold, heap.front().score);
   }
   complete = heap.size() < k;
   std::sort_heap(heap.begin(), heap.end(), worse_first);
@@ -638,16 +716,59 @@ void SearchIndex::upsert_many(std::vector<Entry> entries) {
   }
 }
 
+void SearchIndex::Impl::follow_averages(bool always) {
+  const auto now = live_averages();
+  bool drifted = always;
+  for (std::size_t f = 0; f < kFields; ++f) {
+    drifted = drifted || scored_avg[f] == 0.0 ||
+              std::abs(now[f] - scored_avg[f]) > kAverageDrift * scored_avg[f];
+  }
+  if (!drifted) return;
+  scored_avg = now;
+  if (deferring_impacts) return;
+  std::fill(max_impact.begin(), max_impact.end(), 0.0f);
+  // Postings are in slot order and each document's terms in term order: one pass over the live
+  // documents finds each of their postings by moving its term's cursor past dead slots.
+  std::vector<std::size_t> at(postings.size(), 0);
+  for (std::uint32_t slot = 0; slot < docs.size(); ++slot) {
+    if (state[slot] == 0) continue;
+    const Doc& d = docs[slot];
+    for (const auto& c : d.terms) {
+      auto& list = postings[c.term];
+      auto& i = at[c.term];
+      while (list[i].slot < slot)
+        ++i;
+      list[i].impact = impact(c.tf, d);
+      max_impact[c.term] = std::max(max_impact[c.term], list[i].impact);
+    }
+  }
+}
+
 void SearchIndex::Impl::insert(Doc d, const std::string& id, const embed::Vector& vector) {
   const auto slot = static_cast<std::uint32_t>(docs.size());
   for (std::size_t f = 0; f < kFields; ++f)
     total_length[f] += d.length[f];
+  ++alive;
+  follow_averages();
   for (const auto& c : d.terms) {
-    postings[c.term].push_back({slot, c.tf});
+    auto& list = postings[c.term];
+    const float worth = impact(c.tf, d);
+    list.push_back({slot, worth});
     ++live_df[c.term];
-    max_weighted_tf[c.term] = std::max(max_weighted_tf[c.term], weighted(c.tf));
+    max_impact[c.term] = std::max(max_impact[c.term], worth);
+    if (const auto b = bitmap_of[c.term]; b != kSparse) {
+      set_bit(bitmaps[b], slot);
+    } else if (list.size() >= kDenseMin && list.size() * kDenseShare > slot) {
+      bitmap_of[c.term] = static_cast<std::uint32_t>(bitmaps.size());
+      Bits& bits = bitmaps.emplace_back();
+      for (const auto& p : list)
+        set_bit(bits, p.slot);
+    }
   }
   state.push_back(static_cast<std::uint8_t>(kAlive | (d.is_public ? kPublic : 0)));
+  set_bit(d.is_public ? public_live : private_live, slot);
+  // Both as long as the slots, so that counting reads them side by side.
+  public_live.resize(slot / 64 + 1, 0);
   d.alive = true;
   docs.push_back(std::move(d));
   by_id[id] = slot;
@@ -656,7 +777,6 @@ void SearchIndex::Impl::insert(Doc d, const std::string& id, const embed::Vector
   if (!vector.empty() && (vectors.dimensions() == 0 || vector.size() == vectors.dimensions())) {
     vectors.add(slot, vector);
   }
-  ++alive;
 }
 
 // Replaced and removed cards leave dead slots behind (in postings, documents and the vector
@@ -680,8 +800,10 @@ void SearchIndex::compact_if_worn() {
     if (renumbered[number] != kDropped) fresh->term_numbers.emplace(word, renumbered[number]);
   }
   fresh->postings.resize(kept);
+  fresh->bitmap_of.resize(kept, kSparse);
   fresh->live_df.resize(kept);
-  fresh->max_weighted_tf.resize(kept);
+  fresh->max_impact.resize(kept);
+  fresh->deferring_impacts = true;
   fresh->vectors.begin_bulk_load();
   for (const auto& [id, slot] : impl_->by_id) {
     const auto vector = impl_->vectors.vector_of(slot);
@@ -690,6 +812,8 @@ void SearchIndex::compact_if_worn() {
       c.term = renumbered[c.term];
     fresh->insert(std::move(doc), id, vector);
   }
+  fresh->deferring_impacts = false;
+  fresh->follow_averages(true);
   // Under the caller's lock: the graph is built in the background, searches scan meanwhile.
   fresh->vectors.end_bulk_load(true);
   impl_ = std::move(fresh);
@@ -704,10 +828,13 @@ std::size_t SearchIndex::words() const {
 }
 
 void SearchIndex::begin_bulk_load() {
+  impl_->deferring_impacts = true;
   impl_->vectors.begin_bulk_load();
 }
 
 void SearchIndex::end_bulk_load(bool in_background) {
+  impl_->deferring_impacts = false;
+  impl_->follow_averages(true);
   impl_->vectors.end_bulk_load(in_background);
 }
 
@@ -741,12 +868,15 @@ void SearchIndex::remove(std::string_view id) {
     impl_->total_length[f] -= d.length[f];
   for (const auto& c : d.terms)
     --impl_->live_df[c.term];
+  --impl_->alive;
   impl_->state[it->second] = 0;
+  clear_bit(impl_->public_live, it->second);
+  clear_bit(impl_->private_live, it->second);
   // The slot stays until compaction; what it held goes now.
   d.card.reset();
   d.terms = {};
   impl_->by_id.erase(it);
-  --impl_->alive;
+  impl_->follow_averages();
   compact_if_worn();
 }
 
@@ -775,7 +905,6 @@ SearchIndex::Result SearchIndex::search(std::string_view query, const embed::Vec
   std::vector<Hit> hits;
   std::size_t count = 0;
   const auto terms = tokenize(query);
-  const double n = static_cast<double>(std::max<std::size_t>(impl_->alive, 1));
   if (terms.empty() || !ranked) {
     for (const auto& [id, slot] : impl_->by_id) {
       const auto& card = *impl_->docs[slot].card;
@@ -795,9 +924,6 @@ SearchIndex::Result SearchIndex::search(std::string_view query, const embed::Vec
     });
     count = hits.size();
   } else {
-    std::array<double, kFields> avg{};
-    for (std::size_t f = 0; f < kFields; ++f)
-      avg[f] = std::max(1.0, impl_->total_length[f] / n);
     const bool no_filters = filters.empty();
     const Impl::Admit admit = [&](std::uint32_t slot) {
       const Doc& d = impl_->docs[slot];
@@ -811,38 +937,58 @@ SearchIndex::Result SearchIndex::search(std::string_view query, const embed::Vec
     if (!dense) {
       bool complete = false;
       const auto best = wanted == 0 ? std::vector<Scored>{}
-                        : prune_
-                            ? impl_->top_matches(query_terms, wanted, 0.0, admit, avg, complete)
-                            : impl_->all_matches(query_terms, admit, avg);
+                        : prune_    ? impl_->top_matches(query_terms, wanted, 0.0, admit, complete)
+                                    : impl_->all_matches(query_terms, admit);
       // Scores in [0, 1]: saturating in the raw BM25F score.
       for (const auto& m : best)
         hits.push_back({impl_->docs[m.slot].card.get(), m.score / (m.score + 5.0)});
     } else {
-      const auto neighbours = impl_->vectors.nearest(
-          query_vector, std::max(kDensePool, wanted), [&](std::uint32_t slot) {
-            return (no_filters && impl_->state[slot] == (kAlive | kPublic)) || admit(slot);
-          });
+      const auto accept = [&](std::uint32_t slot) {
+        return (no_filters && impl_->state[slot] == (kAlive | kPublic)) || admit(slot);
+      };
+      const std::size_t pool = std::max(kDensePool, wanted);
+      std::size_t asked = pool;
+      auto neighbours = impl_->vectors.nearest(query_vector, asked, accept);
       std::vector<double> neighbour_lexical;
-      for (const auto& nb : neighbours) {
-        neighbour_lexical.push_back(impl_->lexical_score(nb.slot, query_terms, avg));
-        count += neighbour_lexical.back() == 0.0 && nb.similarity >= kDenseOnlyFloor;
-      }
+      for (const auto& nb : neighbours)
+        neighbour_lexical.push_back(impl_->lexical_score(nb.slot, query_terms));
+      for (std::size_t i = 0; i < neighbours.size() && i < pool; ++i)
+        count += neighbour_lexical[i] == 0.0 && neighbours[i].similarity >= kDenseOnlyFloor;
       if (wanted > 0 && !prune_) {
-        impl_->fuse(query_vector, neighbours, neighbour_lexical,
-                    impl_->all_matches(query_terms, admit, avg), true, wanted, hits);
+        impl_->fuse(query_vector, neighbours, asked, neighbour_lexical,
+                    impl_->all_matches(query_terms, admit), true, wanted, hits);
       } else if (wanted > 0) {
-        // The lexical matches that can reach the page are among the best few; when the first
-        // few cannot show that, the fusion names the lexical score a match needs, and every
-        // match above it is taken.
+        // The lexical matches that can reach the page are among the best few, unless a card
+        // further down could be similar enough to make up for its words: then the fusion names
+        // the lexical score a match needs, and every match above it is taken. When that bar is
+        // low, more neighbours first lower the similarity such a card can have (a wider graph
+        // search), and with it the bar.
         bool complete = false;
         const auto first = impl_->top_matches(query_terms, std::max<std::size_t>(wanted, 64), 0.0,
-                                              admit, avg, complete);
-        const double needed =
-            impl_->fuse(query_vector, neighbours, neighbour_lexical, first, complete, wanted, hits);
+                                              admit, complete);
+        double needed = impl_->fuse(query_vector, neighbours, asked, neighbour_lexical, first,
+                                    complete, wanted, hits);
+        const auto best_lexical = [&] {
+          double best = first.empty() ? 0.0 : first.front().score;
+          for (const double l : neighbour_lexical)
+            best = std::max(best, l);
+          return best;
+        };
+        while (needed > 0 && needed < kWidenBelow * best_lexical() && neighbours.size() == asked &&
+               asked < kWidestDensePool) {
+          asked *= 4;
+          neighbours = impl_->vectors.nearest(query_vector, asked, accept);
+          neighbour_lexical.clear();  // a wider search may order the first ones differently
+          for (const auto& nb : neighbours)
+            neighbour_lexical.push_back(impl_->lexical_score(nb.slot, query_terms));
+          hits.clear();
+          needed = impl_->fuse(query_vector, neighbours, asked, neighbour_lexical, first, complete,
+                               wanted, hits);
+        }
         if (needed > 0) {
           hits.clear();
-          impl_->fuse(query_vector, neighbours, neighbour_lexical,
-                      impl_->top_matches(query_terms, kEvery, needed, admit, avg, complete), true,
+          impl_->fuse(query_vector, neighbours, asked, neighbour_lexical,
+                      impl_->top_matches(query_terms, kEvery, needed, admit, complete), true,
                       wanted, hits);
         }
       }
