@@ -49,7 +49,8 @@ std::string stem(std::string w) {
   for (const auto& r : kRules) {
     if (w.size() >= r.suffix.size() + r.min_stem && w.ends_with(r.suffix) &&
         !(r.suffix == "s" && (w.ends_with("ss") || w.ends_with("us")))) {
-      w = w.substr(0, w.size() - r.suffix.size()) + std::string(r.replacement);
+      w.resize(w.size() - r.suffix.size());
+      w.append(r.replacement);
       // "planning" -> "plann" -> "plan", "shipped" -> "shipp" -> "ship".
       const bool verb_ending = r.suffix == "ing" || r.suffix == "ed" || r.suffix == "er";
       if (verb_ending && w.size() > 3 && w[w.size() - 1] == w[w.size() - 2] &&
@@ -187,11 +188,77 @@ const Posting* skip_to(const Posting* at, const Posting* end, std::uint32_t slot
                           [](const Posting& p, std::uint32_t s) { return p.slot < s; });
 }
 
+// Words -> term numbers, numbered in the order they arrive. Open addressing over (hash, number)
+// pairs, the words themselves one after another in one string: at a million agents every card
+// id adds a word, and a node-based map's lookups (two or three cache misses each, thirty a card)
+// were most of the time a restart spends filing cards.
+class Dictionary {
+ public:
+  static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+
+  std::uint32_t find(std::string_view word) const {
+    if (slots_.empty()) return kNone;
+    const std::uint64_t h = hash(word);
+    for (std::size_t i = h & mask();; i = (i + 1) & mask()) {
+      const Slot& s = slots_[i];
+      if (s.number == kNone) return kNone;
+      if (s.tag == static_cast<std::uint32_t>(h >> 32) && this->word(s.number) == word) {
+        return s.number;
+      }
+    }
+  }
+  // The word's number, a new one (size() before the call) when it was not there.
+  std::uint32_t insert(std::string_view word) {
+    if (const auto n = find(word); n != kNone) return n;
+    if ((size() + 1) * 2 > slots_.size()) grow();
+    const auto number = static_cast<std::uint32_t>(size());
+    chars_.append(word);
+    ends_.push_back(chars_.size());
+    place(hash(word), number);
+    return number;
+  }
+  std::size_t size() const { return ends_.size(); }
+  std::string_view word(std::uint32_t number) const {
+    const std::size_t begin = number ? ends_[number - 1] : 0;
+    return std::string_view(chars_).substr(begin, ends_[number] - begin);
+  }
+  void reserve(std::size_t words) {
+    ends_.reserve(words);
+    while (words * 2 > slots_.size())
+      grow();
+  }
+
+ private:
+  struct Slot {
+    std::uint32_t tag = 0;  // the hash's high half: most mismatches end here
+    std::uint32_t number = kNone;
+  };
+  static std::uint64_t hash(std::string_view word) { return std::hash<std::string_view>{}(word); }
+  std::size_t mask() const { return slots_.size() - 1; }
+  void place(std::uint64_t h, std::uint32_t number) {
+    std::size_t i = h & mask();
+    while (slots_[i].number != kNone)
+      i = (i + 1) & mask();
+    slots_[i] = {static_cast<std::uint32_t>(h >> 32), number};
+  }
+  void grow() {
+    slots_.assign(std::max<std::size_t>(slots_.size() * 2, 64), Slot{});
+    for (std::uint32_t n = 0; n < size(); ++n)
+      place(hash(word(n)), n);
+  }
+
+  std::vector<Slot> slots_;        // a power of two, at most half full
+  std::string chars_;              // every word, one after another
+  std::vector<std::size_t> ends_;  // number -> where its word ends in chars_
+};
+
 }  // namespace
 
 // A document's words as they are counted, before they are numbered.
 struct SearchIndex::DocText {
-  std::unordered_map<std::string, FieldCounts> counts;
+  // Each distinct word once, with its counts by field (a sorted list: at a few dozen words a
+  // card, cheaper to build than a hash map's nodes).
+  std::vector<std::pair<std::string, FieldCounts>> counts;
   std::array<std::uint32_t, kFields> length{};
   // Words the dictionary knew when the text was looked up (Impl::look_up), taken out of counts.
   std::vector<TermCount> known;
@@ -239,10 +306,10 @@ std::string embedding_text(const AgentCard& card, const std::vector<std::string>
 }
 
 struct SearchIndex::Impl {
-  std::vector<Doc> docs;                                        // slot -> doc
-  std::map<std::string, std::uint32_t, std::less<>> by_id;      // id -> slot (sorted for listing)
-  std::unordered_map<std::string, std::uint32_t> term_numbers;  // the dictionary
-  std::vector<std::vector<Posting>> postings;                   // term number -> documents
+  std::vector<Doc> docs;                                    // slot -> doc
+  std::map<std::string, std::uint32_t, std::less<>> by_id;  // id -> slot (sorted for listing)
+  Dictionary term_numbers;
+  std::vector<std::vector<Posting>> postings;  // term number -> documents
   // Term number -> live documents holding it (idf), and the highest impact any of its postings
   // has had (times idf, the term's score bound, which lets a ranked search skip documents: see
   // top_matches).
@@ -319,28 +386,43 @@ struct SearchIndex::Impl {
     return a.score != b.score ? a.score > b.score : docs[a.slot].card->id < docs[b.slot].card->id;
   }
 
+  using Tokens = std::vector<std::pair<std::string, Field>>;
+
   static DocText words_of(const AgentCard& card, const std::vector<std::string>& extra) {
     DocText d;
-    add_text(d, kName, card.name);
-    add_text(d, kName, card.id);
+    Tokens tokens;
+    tokens.reserve(64);
+    add_text(tokens, d, kName, card.name);
+    add_text(tokens, d, kName, card.id);
     for (const auto& c : card.capabilities)
-      add_text(d, kCapabilities, c);
+      add_text(tokens, d, kCapabilities, c);
     for (const auto& t : card.tags)
-      add_text(d, kTags, t);
-    add_text(d, kDescription, card.description);
+      add_text(tokens, d, kTags, t);
+    add_text(tokens, d, kDescription, card.description);
     for (const auto& op : card.operations) {
-      add_text(d, kOperations, op.name);
-      add_text(d, kOperations, op.description);
+      add_text(tokens, d, kOperations, op.name);
+      add_text(tokens, d, kOperations, op.description);
     }
     for (const auto& e : extra)
-      add_text(d, kExtra, e);
+      add_text(tokens, d, kExtra, e);
+    std::sort(tokens.begin(), tokens.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (std::size_t i = 0; i < tokens.size();) {
+      FieldCounts tf{};
+      std::size_t j = i;
+      for (; j < tokens.size() && tokens[j].first == tokens[i].first; ++j) {
+        auto& n = tf[tokens[j].second];
+        if (n < 65535) ++n;
+      }
+      d.counts.emplace_back(std::move(tokens[i].first), tf);
+      i = j;
+    }
     return d;
   }
 
-  static void add_text(DocText& d, Field f, std::string_view text) {
+  static void add_text(Tokens& tokens, DocText& d, Field f, std::string_view text) {
     for (auto& t : tokenize(text)) {
-      auto& n = d.counts[std::move(t)][f];
-      if (n < 65535) ++n;
+      tokens.emplace_back(std::move(t), f);
       ++d.length[f];
     }
   }
@@ -348,14 +430,17 @@ struct SearchIndex::Impl {
   // Numbers the words the dictionary already holds, and leaves only the others to number():
   // reads the dictionary only, so many texts may be looked up at once between two changes.
   void look_up(DocText& text) const {
-    for (auto it = text.counts.begin(); it != text.counts.end();) {
-      if (const auto known = term_numbers.find(it->first); known != term_numbers.end()) {
-        text.known.push_back({known->second, it->second});
-        it = text.counts.erase(it);
+    std::size_t unknown = 0;
+    for (std::size_t i = 0; i < text.counts.size(); ++i) {
+      auto& c = text.counts[i];
+      if (const auto known = term_numbers.find(c.first); known != Dictionary::kNone) {
+        text.known.push_back({known, c.second});
       } else {
-        ++it;
+        if (i != unknown) text.counts[unknown] = std::move(c);
+        ++unknown;
       }
     }
+    text.counts.resize(unknown);
   }
 
   // The document's words numbered (new words join the dictionary).
@@ -365,16 +450,14 @@ struct SearchIndex::Impl {
     d.terms = std::move(text.known);
     d.terms.reserve(d.terms.size() + text.counts.size());
     for (auto& [word, tf] : text.counts) {
-      // Looked up first: most words are known, and emplace would build a node for each.
-      auto it = term_numbers.find(word);
-      if (it == term_numbers.end()) {
-        it = term_numbers.emplace(word, static_cast<std::uint32_t>(term_numbers.size())).first;
+      const auto number = term_numbers.insert(word);
+      if (number == postings.size()) {
         postings.emplace_back();
         bitmap_of.push_back(kSparse);
         live_df.push_back(0);
         max_impact.push_back(0.0f);
       }
-      d.terms.push_back({it->second, tf});
+      d.terms.push_back({number, tf});
     }
     std::sort(d.terms.begin(), d.terms.end(),
               [](const TermCount& a, const TermCount& b) { return a.term < b.term; });
@@ -382,9 +465,9 @@ struct SearchIndex::Impl {
   }
 
   std::optional<std::uint32_t> term_number(const std::string& word) const {
-    const auto it = term_numbers.find(word);
-    if (it == term_numbers.end()) return std::nullopt;
-    return it->second;
+    const auto number = term_numbers.find(word);
+    if (number == Dictionary::kNone) return std::nullopt;
+    return number;
   }
 };
 
@@ -796,8 +879,8 @@ void SearchIndex::compact_if_worn() {
     if (impl_->live_df[t] > 0) renumbered[t] = kept++;
   }
   fresh->term_numbers.reserve(kept);
-  for (auto& [word, number] : impl_->term_numbers) {
-    if (renumbered[number] != kDropped) fresh->term_numbers.emplace(word, renumbered[number]);
+  for (std::uint32_t t = 0; t < renumbered.size(); ++t) {
+    if (renumbered[t] != kDropped) fresh->term_numbers.insert(impl_->term_numbers.word(t));
   }
   fresh->postings.resize(kept);
   fresh->bitmap_of.resize(kept, kSparse);
