@@ -84,6 +84,11 @@ CLI::App* add_server_command(CLI::App& app, const std::string& name, const std::
       ->envname("SCHEMAGATE_THREADS")
       ->capture_default_str();
   serve
+      ->add_option("--busy-poll-us", config.http.busy_poll,
+                   "How long an I/O thread keeps polling its sockets after work before it "
+                   "sleeps: lower latency for idle CPU time (0: sleep at once)")
+      ->envname("SCHEMAGATE_BUSY_POLL_US");
+  serve
       ->add_option("--shutdown-grace-ms", config.http.shutdown_grace,
                    "How long in-flight requests may run after SIGTERM")
       ->envname("SCHEMAGATE_SHUTDOWN_GRACE_MS");

@@ -595,14 +595,30 @@ struct Server::Impl {
     std::vector<std::thread> workers;
     for (std::size_t i = 1; i < contexts.size(); ++i) {
       keep_running.push_back(asio::make_work_guard(*contexts[i]));
-      workers.emplace_back([this, i] { contexts[i]->run(); });
+      workers.emplace_back([this, i] { run_context(*contexts[i]); });
     }
-    ioc.run();
+    run_context(ioc);
     release_contexts();
     for (auto& w : workers)
       w.join();
     if (handler_pool) handler_pool->join();
     spdlog::info("server stopped");
+  }
+
+  void run_context(asio::io_context& context) {
+    if (options.busy_poll.count() <= 0) {
+      context.run();
+      return;
+    }
+    using clock = std::chrono::steady_clock;
+    while (!context.stopped()) {
+      if (context.poll() > 0) continue;
+      std::size_t ran = 0;
+      const auto until = clock::now() + options.busy_poll;
+      while (ran == 0 && !context.stopped() && clock::now() < until)
+        ran = context.poll();
+      if (ran == 0 && !context.stopped()) context.run_one();
+    }
   }
 
   void begin_shutdown() {

@@ -1,6 +1,7 @@
 // The HTTP server's time limits against raw sockets on loopback: a client that stops sending
 // mid-request or sits idle on a keep-alive connection is closed after the idle timeout, while a
-// handler that takes longer than that is not cut off.
+// handler that takes longer than that is not cut off; a server that busy-polls still sleeps
+// once idle.
 
 #include "http/server.hpp"
 #include "util/metrics.hpp"
@@ -10,6 +11,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -25,7 +27,7 @@ using Clock = std::chrono::steady_clock;
 
 class TimedServer {
  public:
-  TimedServer() {
+  explicit TimedServer(std::chrono::microseconds busy_poll = 0us) {
     router_.add("GET", "/ok", [](http::Request&) { return http::Response::text(200, "ok"); });
     router_.add("GET", "/slow", [](http::Request&) {
       std::this_thread::sleep_for(900ms);  // three idle timeouts
@@ -35,6 +37,7 @@ class TimedServer {
     options.port = 0;
     options.threads = 1;
     options.idle_timeout = 300ms;
+    options.busy_poll = busy_poll;
     options.handle_signals = false;
     options.access_log = false;
     server_ = std::make_unique<http::Server>(router_, metrics_, options);
@@ -125,6 +128,33 @@ TEST(HttpServerLimits, AHandlerSlowerThanTheIdleTimeoutStillAnswers) {
   EXPECT_NE(in.find("slow"), std::string::npos);
   EXPECT_TRUE(closed) << "then idle, the connection is closed";
   ::close(fd);
+}
+
+// CPU time of this process (every thread), user and system.
+std::chrono::microseconds process_cpu() {
+  rusage r{};
+  ::getrusage(RUSAGE_SELF, &r);
+  const auto us = [](const timeval& t) { return t.tv_sec * 1'000'000 + t.tv_usec; };
+  return std::chrono::microseconds(us(r.ru_utime) + us(r.ru_stime));
+}
+
+TEST(HttpServerLimits, ABusyPollingServerAnswersKeepsItsTimeoutsAndSleepsWhenIdle) {
+  TimedServer server(200us);
+  const int fd = server.connect();
+  for (int i = 0; i < 50; ++i) {
+    send_text(fd, "GET /ok HTTP/1.1\r\nHost: x\r\n\r\n");
+    char buf[4096];
+    const auto n = ::recv(fd, buf, sizeof buf, 0);
+    ASSERT_GT(n, 0) << "closed after " << i << " requests";
+    EXPECT_NE(std::string(buf, static_cast<std::size_t>(n)).find("200 OK"), std::string::npos);
+  }
+  const auto [in, closed] = read_until_closed(fd, 3000ms);
+  EXPECT_TRUE(closed) << "the idle timeout no longer fires while the thread polls";
+  ::close(fd);
+  // Nothing to do: the I/O thread sleeps instead of polling (it would burn the whole second).
+  const auto before = process_cpu();
+  std::this_thread::sleep_for(1s);
+  EXPECT_LT(process_cpu() - before, 200ms) << "the I/O thread kept polling while idle";
 }
 
 }  // namespace
