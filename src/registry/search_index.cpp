@@ -174,6 +174,28 @@ struct Scored {
   double score;
 };
 
+// The best `k` scores offered so far (a min-heap: the lowest of them at the front).
+class BestScores {
+ public:
+  explicit BestScores(std::size_t k) : k_(k) {}
+  void offer(double score) {
+    if (heap_.size() < k_) {
+      heap_.push_back(score);
+      std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
+    } else if (k_ > 0 && score > heap_.front()) {
+      std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
+      heap_.back() = score;
+      std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
+    }
+  }
+  bool full() const { return heap_.size() == k_; }
+  double lowest() const { return heap_.front(); }  // once something was offered
+
+ private:
+  std::size_t k_;
+  std::vector<double> heap_;
+};
+
 // The first posting at or after `slot`, galloping from `at` (postings are in slot order).
 const Posting* skip_to(const Posting* at, const Posting* end, std::uint32_t slot) {
   if (at == end || at->slot >= slot) return at;
@@ -498,44 +520,33 @@ double SearchIndex::Impl::fuse(const embed::Vector& query_vector,
     const double d = std::min(1.0f, std::max(0.0f, sim) / best_sim);
     return kLexicalShare * l + (1.0 - kLexicalShare) * d;
   };
-  // The page's lowest score so far (a min-heap of the best `wanted`).
-  std::vector<double> page;
-  auto offer = [&](double score) {
-    if (page.size() < wanted) {
-      page.push_back(score);
-      std::push_heap(page.begin(), page.end(), std::greater<>());
-    } else if (score > page.front()) {
-      std::pop_heap(page.begin(), page.end(), std::greater<>());
-      page.back() = score;
-      std::push_heap(page.begin(), page.end(), std::greater<>());
-    }
-  };
+  BestScores page(wanted);  // the page's scores so far
   std::unordered_set<std::uint32_t> seen;
   for (std::size_t i = 0; i < neighbours.size(); ++i) {
     const auto& n = neighbours[i];
     seen.insert(n.slot);
     if (neighbour_lexical[i] == 0.0 && (i >= pool || n.similarity < kDenseOnlyFloor)) continue;
     const double score = fused(neighbour_lexical[i], n.similarity);
-    offer(score);
+    page.offer(score);
     hits.push_back({docs[n.slot].card.get(), score});
   }
   for (const auto& m : lexical) {
     if (seen.count(m.slot)) continue;
     const double bound = fused(m.score, sim_bound);
     double score = fused(m.score, 0.0f);
-    if (page.size() < wanted || bound > page.front()) {
+    if (!page.full() || bound > page.lowest()) {
       score = fused(m.score, vectors.similarity(m.slot, query_vector));
-      offer(score);
+      page.offer(score);
     }
     hits.push_back({docs[m.slot].card.get(), score});
   }
   if (complete || lexical.empty()) return 0.0;
   // Every match not taken scores at most the last one taken.
-  if (page.size() == wanted && fused(lexical.back().score, sim_bound) < page.front()) return 0.0;
-  if (page.size() < wanted) return std::numeric_limits<double>::min();
+  if (page.full() && fused(lexical.back().score, sim_bound) < page.lowest()) return 0.0;
+  if (!page.full()) return std::numeric_limits<double>::min();
   const double d_bound = std::min(1.0f, sim_bound / best_sim);
   const double needed =
-      best_lexical * (page.front() - (1.0 - kLexicalShare) * d_bound) / kLexicalShare;
+      best_lexical * (page.lowest() - (1.0 - kLexicalShare) * d_bound) / kLexicalShare;
   return std::max(needed, std::numeric_limits<double>::min());
 }
 
@@ -624,7 +635,6 @@ std::vector<Scored> SearchIndex::Impl::all_matches(const std::vector<QueryTerm>&
 double SearchIndex::Impl::estimate_kth_score(const std::vector<QueryTerm>& terms, std::size_t k,
                                              const Admit& admit) const {
   if (k == 0 || k > kEstimateDocuments / 4) return 0.0;
-  std::vector<double> best;  // a min-heap of the k best scores seen
   std::vector<std::uint32_t> scored;
   for (std::size_t i = terms.size(); i-- > 0 && scored.size() < kEstimateDocuments;) {
     for (const auto& p : *terms[i].postings) {
@@ -634,19 +644,11 @@ double SearchIndex::Impl::estimate_kth_score(const std::vector<QueryTerm>& terms
   }
   std::sort(scored.begin(), scored.end());
   scored.erase(std::unique(scored.begin(), scored.end()), scored.end());
+  BestScores best(k);
   for (const auto slot : scored) {
-    if (!admit(slot)) continue;
-    const double score = lexical_score(slot, terms);
-    if (best.size() < k) {
-      best.push_back(score);
-      std::push_heap(best.begin(), best.end(), std::greater<>());
-    } else if (score > best.front()) {
-      std::pop_heap(best.begin(), best.end(), std::greater<>());
-      best.back() = score;
-      std::push_heap(best.begin(), best.end(), std::greater<>());
-    }
+    if (admit(slot)) best.offer(lexical_score(slot, terms));
   }
-  return best.size() == k ? best.front() : 0.0;
+  return best.full() ? best.lowest() : 0.0;
 }
 
 // MaxScore (Turtle and Fogg, 1995), term at a time: terms are taken by increasing bound; with a

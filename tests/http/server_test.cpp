@@ -88,6 +88,15 @@ std::pair<std::string, bool> read_until_closed(int fd, std::chrono::milliseconds
   return {in, false};
 }
 
+// One request on a keep-alive connection, answered 200 (`i`: how many came before it).
+void expect_ok(int fd, int i) {
+  send_text(fd, "GET /ok HTTP/1.1\r\nHost: x\r\n\r\n");
+  char buf[4096];
+  const auto n = ::recv(fd, buf, sizeof buf, 0);
+  ASSERT_GT(n, 0) << "closed after " << i << " requests";
+  EXPECT_NE(std::string(buf, static_cast<std::size_t>(n)).find("200 OK"), std::string::npos);
+}
+
 TEST(HttpServerLimits, AClientThatStopsMidRequestIsClosedAfterTheIdleTimeout) {
   TimedServer server;
   const int fd = server.connect();
@@ -105,11 +114,7 @@ TEST(HttpServerLimits, AnIdleKeepAliveConnectionIsClosedAndABusyOneIsNot) {
   const int fd = server.connect();
   // Requests 100 ms apart keep the connection in use for longer than the idle timeout.
   for (int i = 0; i < 6; ++i) {
-    send_text(fd, "GET /ok HTTP/1.1\r\nHost: x\r\n\r\n");
-    char buf[4096];
-    const auto n = ::recv(fd, buf, sizeof buf, 0);
-    ASSERT_GT(n, 0) << "closed after " << i << " requests";
-    EXPECT_NE(std::string(buf, static_cast<std::size_t>(n)).find("200 OK"), std::string::npos);
+    ASSERT_NO_FATAL_FAILURE(expect_ok(fd, i));
     std::this_thread::sleep_for(100ms);
   }
   // Then idle: closed.
@@ -142,11 +147,7 @@ TEST(HttpServerLimits, ABusyPollingServerAnswersKeepsItsTimeoutsAndSleepsWhenIdl
   TimedServer server(200us);
   const int fd = server.connect();
   for (int i = 0; i < 50; ++i) {
-    send_text(fd, "GET /ok HTTP/1.1\r\nHost: x\r\n\r\n");
-    char buf[4096];
-    const auto n = ::recv(fd, buf, sizeof buf, 0);
-    ASSERT_GT(n, 0) << "closed after " << i << " requests";
-    EXPECT_NE(std::string(buf, static_cast<std::size_t>(n)).find("200 OK"), std::string::npos);
+    ASSERT_NO_FATAL_FAILURE(expect_ok(fd, i));
   }
   const auto [in, closed] = read_until_closed(fd, 3000ms);
   EXPECT_TRUE(closed) << "the idle timeout no longer fires while the thread polls";
