@@ -612,7 +612,6 @@ struct Server::Impl {
     }
     using clock = std::chrono::steady_clock;
     while (!context.stopped()) {
-      if (context.poll() > 0) continue;
       std::size_t ran = 0;
       const auto until = clock::now() + options.busy_poll;
       while (ran == 0 && !context.stopped() && clock::now() < until)

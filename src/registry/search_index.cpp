@@ -154,6 +154,9 @@ void set_bit(Bits& bits, std::uint32_t slot) {
 void clear_bit(Bits& bits, std::uint32_t slot) {
   if (slot / 64 < bits.size()) bits[slot / 64] &= ~(std::uint64_t{1} << (slot % 64));
 }
+bool test_bit(const Bits& bits, std::uint32_t slot) {
+  return slot / 64 < bits.size() && (bits[slot / 64] >> (slot % 64) & 1) != 0;
+}
 constexpr std::uint8_t kAlive = 1;
 constexpr std::uint8_t kPublic = 2;
 
@@ -399,6 +402,15 @@ struct SearchIndex::Impl {
   std::vector<Scored> all_matches(const std::vector<QueryTerm>& terms, const Admit& admit) const;
   // The fused page from the nearest cards and the best lexical matches. 0 when the page is
   // final, else the lexical score a match beyond `lexical` needs to reach it.
+  // The best lexical score among the candidates: the first of `lexical` when it holds the best
+  // matches (neighbours match no better), or one of the neighbours'.
+  static double best_lexical_score(const std::vector<Scored>& lexical,
+                                   const std::vector<double>& neighbour_lexical) {
+    double best = lexical.empty() ? 0.0 : lexical.front().score;
+    for (const double l : neighbour_lexical)
+      best = std::max(best, l);
+    return best;
+  }
   // `asked`: how many neighbours were asked for (fewer came: every card with a vector is there).
   double fuse(const embed::Vector& query_vector,
               const std::vector<VectorIndex::Neighbour>& neighbours, std::size_t asked,
@@ -507,10 +519,7 @@ double SearchIndex::Impl::fuse(const embed::Vector& query_vector,
   // The nearest `pool` cards are candidates whatever their words; further neighbours (when more
   // were asked for, to bound the similarity of the cards not seen) only as lexical matches.
   const std::size_t pool = std::max(kDensePool, wanted);
-  // The best lexical match overall is the first of `lexical` (neighbours match no better).
-  double best_lexical = lexical.empty() ? 0.0 : lexical.front().score;
-  for (const double l : neighbour_lexical)
-    best_lexical = std::max(best_lexical, l);
+  const double best_lexical = best_lexical_score(lexical, neighbour_lexical);
   const float best_sim = neighbours.empty() ? 1.0f : std::max(neighbours.front().similarity, 1e-6f);
   // Fewer neighbours than asked for means every card with a vector was seen.
   const float sim_bound =
@@ -591,14 +600,14 @@ std::size_t SearchIndex::Impl::count_matches(const std::vector<QueryTerm>& terms
         seen[w] |= bits[w];
     } else {
       for (const auto& p : *t.postings)
-        seen[p.slot / 64] |= std::uint64_t{1} << (p.slot % 64);
+        set_bit(seen, p.slot);
     }
   }
   std::size_t count = 0;
   for (std::size_t w = 0; w < seen.size(); ++w) {
     if (seen[w] == 0) continue;
     const std::uint64_t shown = seen[w] & public_live[w];
-    std::uint64_t ask = seen[w] & (w < private_live.size() ? private_live[w] : 0);
+    std::uint64_t ask = seen[w] & private_live[w];
     if (no_filters) {
       count += static_cast<std::size_t>(std::popcount(shown));
     } else {
@@ -654,8 +663,8 @@ double SearchIndex::Impl::estimate_kth_score(const std::vector<QueryTerm>& terms
 // MaxScore (Turtle and Fogg, 1995), term at a time: terms are taken by increasing bound; with a
 // lower bound of the k-th best score known first (estimate_kth_score), the weakest terms whose
 // bounds together stay under it cannot bring a document onto the page, so their postings are
-// not read: they are looked up, in the documents' own term lists, only for candidates that the
-// stronger terms bring. At a million agents the common words of a long query hold hundreds of
+// not read in full: they are looked up (galloping) only for the candidates that the stronger
+// terms bring. At a million agents the common words of a long query hold hundreds of
 // thousands of postings each; most are never read.
 std::vector<Scored> SearchIndex::Impl::top_matches(const std::vector<QueryTerm>& terms,
                                                    std::size_t k, double floor, const Admit& admit,
@@ -709,8 +718,7 @@ std::vector<Scored> SearchIndex::Impl::top_matches(const std::vector<QueryTerm>&
     double held_bound = partial;
     for (std::size_t i = 0; i < essential; ++i) {
       const Bits* bits = weak_bits[i];
-      if (!bits || (slot / 64 < bits->size() && ((*bits)[slot / 64] >> (slot % 64) & 1) != 0))
-        held_bound += terms[i].bound;
+      if (!bits || test_bit(*bits, slot)) held_bound += terms[i].bound;
     }
     if (!below_partial(held_bound, threshold)) candidates.push_back({slot, partial});
   }
@@ -854,6 +862,7 @@ void SearchIndex::Impl::insert(Doc d, const std::string& id, const embed::Vector
   set_bit(d.is_public ? public_live : private_live, slot);
   // Both as long as the slots, so that counting reads them side by side.
   public_live.resize(slot / 64 + 1, 0);
+  private_live.resize(slot / 64 + 1, 0);
   d.alive = true;
   docs.push_back(std::move(d));
   by_id[id] = slot;
@@ -1033,10 +1042,14 @@ SearchIndex::Result SearchIndex::search(std::string_view query, const embed::Vec
       };
       const std::size_t pool = std::max(kDensePool, wanted);
       std::size_t asked = pool;
+      const auto lexical_scores = [&](const std::vector<VectorIndex::Neighbour>& found) {
+        std::vector<double> scores;
+        for (const auto& nb : found)
+          scores.push_back(impl_->lexical_score(nb.slot, query_terms));
+        return scores;
+      };
       auto neighbours = impl_->vectors.nearest(query_vector, asked, accept);
-      std::vector<double> neighbour_lexical;
-      for (const auto& nb : neighbours)
-        neighbour_lexical.push_back(impl_->lexical_score(nb.slot, query_terms));
+      auto neighbour_lexical = lexical_scores(neighbours);
       for (std::size_t i = 0; i < neighbours.size() && i < pool; ++i)
         count += neighbour_lexical[i] == 0.0 && neighbours[i].similarity >= kDenseOnlyFloor;
       if (wanted > 0 && !prune_) {
@@ -1053,19 +1066,13 @@ SearchIndex::Result SearchIndex::search(std::string_view query, const embed::Vec
                                               admit, complete);
         double needed = impl_->fuse(query_vector, neighbours, asked, neighbour_lexical, first,
                                     complete, wanted, hits);
-        const auto best_lexical = [&] {
-          double best = first.empty() ? 0.0 : first.front().score;
-          for (const double l : neighbour_lexical)
-            best = std::max(best, l);
-          return best;
-        };
-        while (needed > 0 && needed < kWidenBelow * best_lexical() && neighbours.size() == asked &&
-               asked < kWidestDensePool) {
+        while (needed > 0 &&
+               needed < kWidenBelow * Impl::best_lexical_score(first, neighbour_lexical) &&
+               neighbours.size() == asked && asked < kWidestDensePool) {
           asked *= 4;
+          // A wider search may order the first ones differently: all are scored again.
           neighbours = impl_->vectors.nearest(query_vector, asked, accept);
-          neighbour_lexical.clear();  // a wider search may order the first ones differently
-          for (const auto& nb : neighbours)
-            neighbour_lexical.push_back(impl_->lexical_score(nb.slot, query_terms));
+          neighbour_lexical = lexical_scores(neighbours);
           hits.clear();
           needed = impl_->fuse(query_vector, neighbours, asked, neighbour_lexical, first, complete,
                                wanted, hits);
